@@ -1,0 +1,1 @@
+"""Agent Kourier: the Python code shared by every Cloud Function."""

@@ -1,0 +1,53 @@
+"""Process settings, read once from the environment.
+
+Every environment variable the product reads is declared here and nowhere
+else. Emulators are found only through the standard variables
+(``FIRESTORE_EMULATOR_HOST``, ``PUBSUB_EMULATOR_HOST``) and
+``CLOUD_TASKS_EMULATOR_HOST`` for Cloud Tasks, which has no official one.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Environment of one function process."""
+
+    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True)
+
+    project: str = Field("demo-kourier", alias="GOOGLE_CLOUD_PROJECT")
+    location: str = Field("us-central1", alias="KOURIER_LOCATION")
+    config_path: str = Field("kourier.yaml", alias="KOURIER_CONFIG")
+
+    slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
+    slack_bot_token: str = Field("", alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: str = Field("", alias="SLACK_SIGNING_SECRET")
+
+    turns_topic: str = Field("kourier-turns", alias="KOURIER_TURNS_TOPIC")
+    follow_queue: str = Field("kourier-follow", alias="KOURIER_FOLLOW_QUEUE")
+    timers_queue: str = Field("kourier-timers", alias="KOURIER_TIMERS_QUEUE")
+    reconcile_queue: str = Field("kourier-reconcile", alias="KOURIER_RECONCILE_QUEUE")
+    stream_follow_url: str = Field("http://127.0.0.1:8302/", alias="KOURIER_STREAM_FOLLOW_URL")
+    reconcile_url: str = Field("http://127.0.0.1:8303/", alias="KOURIER_RECONCILE_URL")
+    timeout_url: str = Field("http://127.0.0.1:8304/", alias="KOURIER_TIMEOUT_URL")
+    tasks_service_account: str = Field("", alias="KOURIER_TASKS_SERVICE_ACCOUNT")
+
+    cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")
+    # Secret Manager is read only in the cloud; locally a token secret
+    # ``name`` is read from the environment variable KOURIER_SECRET_<NAME>.
+    secrets_from_env: bool = Field(True, alias="KOURIER_SECRETS_FROM_ENV")
+
+    # How long one function may follow a stream before it hands over
+    # through a checkpoint (seconds). Deadlines are settings so tests can
+    # use seconds.
+    follow_budget_seconds: float = Field(480.0, alias="KOURIER_FOLLOW_BUDGET_SECONDS")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings of this process, read on first use."""
+    return Settings()
