@@ -1,0 +1,60 @@
+"""Every sentence Agent Kourier shows in a chat thread, in one place.
+
+The agent contract quotes several of these word for word; tests compare the
+thread against these constants, so change a sentence here and nowhere else.
+No notice ever includes an agent's own error message.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+# Quoted by the agent contract.
+NO_OUTPUT = "The agent finished without any output."
+TASK_FAILED = "The agent's task failed."
+CONTEXT_CHANGED = "The agent no longer has this conversation"
+NO_JSONRPC_INTERFACE = "agent card lists no JSON-RPC interface"
+UNSUPPORTED_EXTENSION = "agent requires an unsupported extension"
+UNREACHABLE = "the agent could not be reached"
+NEEDS_APPROVAL = "The agent needs your approval"
+NEEDS_INPUT = "The agent needs your input"
+DENIED_BY_APPROVER = "denied by an approver in chat"
+DENIED_TIMEOUT = "denied by agent-kourier: no one decided in time"
+DENIED_NOT_ALLOWED = "denied by agent-kourier: this Binding does not allow tool approvals"
+
+# Chosen by us where the contract only says "the thread is told".
+TURN_FAILED = "Agent Kourier could not carry this message: {reason}."
+REQUEST_FAILED = "The request to the agent failed."
+TASK_REJECTED = "The agent rejected this request."
+TASK_CANCELED = "The agent's task was canceled."
+CREDENTIALS_REJECTED = "the agent rejected Agent Kourier's credentials"
+IDENTITY_REFUSED = "the agent refused this identity for the conversation"
+UNUSABLE_PAUSE = (
+    "The agent paused in a way Agent Kourier cannot show here, so its task was cancelled."
+)
+SESSION_GONE = "The agent lost this conversation. Your next message starts a new one."
+AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free."
+CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
+QUEUED = "Queued: the agent is still working on an earlier message in this thread."
+
+
+class FailureCategory(StrEnum):
+    """Why a task failed, when the agent says so in a way we recognise."""
+
+    CONTEXT_LIMIT = "context limit"
+    RATE_LIMIT = "rate limit"
+    AUTHENTICATION = "authentication"
+    TIMEOUT = "timeout"
+    PERMISSION = "permission"
+
+
+def task_failed(category: FailureCategory | None) -> str:
+    """The notice for a failed task, with its category when known."""
+    if category is None:
+        return TASK_FAILED
+    return f"{TASK_FAILED} ({category.value})"
+
+
+def turn_failed(reason: str) -> str:
+    """The notice for a turn Agent Kourier could not carry."""
+    return TURN_FAILED.format(reason=reason)
