@@ -1,0 +1,192 @@
+"""The backends and bindings file (YAML, path in ``KOURIER_CONFIG``).
+
+Validated with pydantic when first read; a bad file raises ``ConfigError``
+whose message names the bad field by its path in the file, e.g.
+``bindings[0].agentBackend: no agentBackend named 'dmeo'``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from shared.errors import ConfigError
+
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def parse_duration(text: str) -> timedelta:
+    """``15m``, ``1h30m``, ``45s`` -> timedelta."""
+    match = _DURATION.match(text.strip())
+    if not text.strip() or match is None:
+        raise ValueError(f"{text!r} is not a duration like 90s, 15m or 1h")
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class AgentBackend(_Strict):
+    """Where an agent lives and how its URL is built."""
+
+    name: str = Field(min_length=1)
+    url: str = Field(pattern=r"^https?://")
+    dialect: Literal["a2a", "kagent-v1"] = "a2a"
+    namespace: str | None = None
+    agent: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _kagent_needs_agent(self) -> AgentBackend:
+        if self.dialect == "kagent-v1" and not (self.namespace and self.agent):
+            raise ValueError("dialect kagent-v1 needs both namespace and agent")
+        return self
+
+    @property
+    def endpoint(self) -> str:
+        """The agent's endpoint: every call goes here (contract, Discovery)."""
+        if self.dialect == "kagent-v1":
+            return f"{self.url.rstrip('/')}/agents/{self.namespace}/{self.agent}"
+        return self.url
+
+
+class SecretRef(_Strict):
+    """A secret by name (Secret Manager in the cloud, env locally)."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+class Identity(_Strict):
+    """The one identity header of every call to the agent."""
+
+    user_id: str | None = Field(None, alias="userId")
+    token_secret_ref: SecretRef | None = Field(None, alias="tokenSecretRef")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Identity:
+        if (self.user_id is None) == (self.token_secret_ref is None):
+            raise ValueError("set exactly one of userId or tokenSecretRef")
+        return self
+
+
+def _duration(value: object) -> timedelta:
+    if isinstance(value, timedelta):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("expected a duration like 90s, 15m or 1h")
+    return parse_duration(value)
+
+
+class QuestionSettings(_Strict):
+    """The agent may ask questions; unanswered ones time out."""
+
+    timeout: Annotated[timedelta, Field(default=timedelta(minutes=15))]
+
+    _parse_timeout = field_validator("timeout", mode="before")(_duration)
+
+
+class ApprovalSettings(_Strict):
+    """Who may approve tool calls, and how long a prompt waits."""
+
+    approvers: list[str] = Field(min_length=1)
+    timeout: Annotated[timedelta, Field(default=timedelta(minutes=15))]
+
+    _parse_timeout = field_validator("timeout", mode="before")(_duration)
+
+
+class Interactions(_Strict):
+    """What the agent may ask of people in the thread."""
+
+    questions: QuestionSettings | None = None
+    tool_approvals: ApprovalSettings | None = Field(None, alias="toolApprovals")
+
+
+class Binding(_Strict):
+    """Slack channels bound to one agent backend."""
+
+    name: str = Field(min_length=1)
+    platform: Literal["slack"] = "slack"
+    channels: list[str] = Field(min_length=1)
+    agent_backend: str = Field(alias="agentBackend")
+    identity: Identity
+    interactions: Interactions = Field(default_factory=Interactions)
+
+
+class KourierConfig(_Strict):
+    """The whole file."""
+
+    agent_backends: list[AgentBackend] = Field(alias="agentBackends", min_length=1)
+    bindings: list[Binding] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> KourierConfig:
+        names = [b.name for b in self.agent_backends]
+        for index, binding in enumerate(self.bindings):
+            if binding.agent_backend not in names:
+                raise ValueError(
+                    f"bindings[{index}].agentBackend: no agentBackend named "
+                    f"{binding.agent_backend!r} (have {', '.join(names)})"
+                )
+        seen: dict[str, str] = {}
+        for binding in self.bindings:
+            for channel in binding.channels:
+                if channel in seen:
+                    raise ValueError(
+                        f"channel {channel} is bound twice ({seen[channel]} and {binding.name})"
+                    )
+                seen[channel] = binding.name
+        return self
+
+    def binding_for_channel(self, channel: str) -> Binding | None:
+        """The binding that listens in ``channel``, if any."""
+        return next((b for b in self.bindings if channel in b.channels), None)
+
+    def binding(self, name: str) -> Binding:
+        """The binding called ``name``."""
+        return next(b for b in self.bindings if b.name == name)
+
+    def backend(self, name: str) -> AgentBackend:
+        """The agent backend called ``name``."""
+        return next(b for b in self.agent_backends if b.name == name)
+
+
+def _field_path(location: tuple[int | str, ...]) -> str:
+    path = ""
+    for item in location:
+        path += f"[{item}]" if isinstance(item, int) else (f".{item}" if path else str(item))
+    return path
+
+
+def parse_config(text: str, source: str = "config") -> KourierConfig:
+    """Parse and validate the YAML text of a config file."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+    try:
+        return KourierConfig.model_validate(raw if raw is not None else {})
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            where = _field_path(tuple(item["loc"]))
+            message = item["msg"].removeprefix("Value error, ")
+            problems.append(f"{where}: {message}" if where else message)
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from None
+
+
+@lru_cache(maxsize=4)
+def load_config(path: str) -> KourierConfig:
+    """Read and validate the config file at ``path`` (cached per process)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read KOURIER_CONFIG file {path}: {error.strerror}") from None
+    return parse_config(text, source=path)
