@@ -1,0 +1,99 @@
+"""chat_ingress: Slack's Events API and Interactivity, acknowledged at once.
+
+Nothing here talks to an agent. A callback is verified before it is parsed
+(a rejected one changes nothing), a person's message is stored as a turn and
+handed to ``turn_send`` through Pub/Sub, and Slack gets its 200 well inside
+its 3-second limit. A Slack retry, or the ``message`` twin of an
+``app_mention``, finds the turn already stored and adds nothing. If the
+hand-off fails, the event is not remembered and Slack's retry hands it off
+again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from shared.config import load_config
+from shared.errors import SlackRequestRejected
+from shared.handoff import publish_turn
+from shared.settings import get_settings
+from shared.slack.events import ChatMessage, read_message
+from shared.slack.verify import verify_slack_request
+from shared.slack.web import bot_user_id
+from shared.store import Store, Turn, get_store
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An HTTP answer to Slack."""
+
+    status: int
+    body: dict[str, Any] | str = ""
+
+
+def session_id_for(binding: str, message: ChatMessage) -> str:
+    """A session is one Slack thread under one binding."""
+    return f"{binding}-{message.thread_key}"
+
+
+def handle_event(body: bytes, headers: Mapping[str, str]) -> Reply:
+    """An Events API callback."""
+    try:
+        verify_slack_request(get_settings().slack_signing_secret, body, headers)
+        envelope = json.loads(body)
+    except (SlackRequestRejected, ValueError):
+        return Reply(401, "invalid request")
+    if envelope.get("type") == "url_verification":
+        return Reply(200, {"challenge": envelope.get("challenge", "")})
+    event_id = envelope.get("event_id")
+    if envelope.get("type") != "event_callback" or not isinstance(event_id, str):
+        return Reply(200)
+    store = get_store()
+    if store.event_seen(event_id):
+        return Reply(200)
+    message = read_message(envelope, bot_user_id())
+    if message is not None:
+        _take_message(store, message)
+    store.remember_event(event_id)
+    return Reply(200)
+
+
+def _take_message(store: Store, message: ChatMessage) -> None:
+    binding = load_config(get_settings().config_path).binding_for_channel(message.channel)
+    if binding is None:
+        return
+    session_id = session_id_for(binding.name, message)
+    if not message.mentions_bot and store.session(session_id) is None:
+        return  # a thread Kourier is not part of
+    turn = store.record_turn(
+        Turn(
+            id=message.message_key,
+            session_id=session_id,
+            binding=binding.name,
+            team=message.team,
+            channel=message.channel,
+            thread_ts=message.thread_ts,
+            ts=message.ts,
+            user=message.user,
+            text=message.text,
+        )
+    )
+    if turn.status == "received":
+        publish_turn(session_id, turn.id)
+        store.set_turn(turn.id, status="waiting")
+
+
+def handle_interaction(body: bytes, headers: Mapping[str, str]) -> Reply:
+    """An Interactivity callback (buttons, modals)."""
+    try:
+        verify_slack_request(get_settings().slack_signing_secret, body, headers)
+        payload = json.loads(parse_qs(body.decode())["payload"][0])
+    except (SlackRequestRejected, ValueError, KeyError, UnicodeDecodeError):
+        return Reply(401, "invalid request")
+    if not isinstance(payload, dict):
+        return Reply(400, "invalid payload")
+    return Reply(200)

@@ -1,0 +1,1 @@
+"""The Slack adapter: verifying callbacks, reading events, writing to threads."""

@@ -1,0 +1,37 @@
+"""Who wrote a message: users.info, cached in Firestore for a day."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from slack_sdk.errors import SlackApiError
+
+from shared.core.model import Actor
+from shared.slack.web import slack_client
+from shared.store import Store
+
+_KEEP = timedelta(days=1)
+
+
+def actor_for(store: Store, user_id: str) -> Actor:
+    """The person's actor (name and email when Slack tells them)."""
+    profile = store.cached_user(user_id)
+    if profile is None:
+        try:
+            user = slack_client().users_info(user=user_id)["user"]
+        except SlackApiError:
+            return Actor(id=user_id)
+        details = user.get("profile", {})
+        profile = {
+            "name": details.get("real_name") or user.get("real_name") or user.get("name"),
+            "email": details.get("email"),
+        }
+        store.cache_user(user_id, profile, _KEEP)
+    return Actor(id=user_id, name=profile.get("name"), email=profile.get("email"))
+
+
+def turn_text(actor: Actor, text: str) -> str:
+    """The text of a turn a person wrote: the ``[Slack: Name (U123) <email>]`` line, then theirs."""
+    who = actor.name or actor.id
+    email = f" <{actor.email}>" if actor.email else ""
+    return f"[Slack: {who} ({actor.id}){email}]\n{text}"

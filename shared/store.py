@@ -1,0 +1,219 @@
+"""Firestore: sessions, turns and Slack event de-duplication.
+
+Theory of operation: a *turn* is one person's chat message, stored under its
+own ID (channel and ts) the moment the ingress sees it, so a message is
+recorded once however often Slack delivers it. A *session* is one Slack
+thread under one binding: the agent's contextId, the backend incarnation it
+is bound to, and the turn in flight (``active_turn`` with a lease). Turns
+that wait are the session's turns still ``waiting``, in Slack order (their
+ts); they are not copied into the session document, so the ingress never
+contends with the functions for it.
+
+Every change of session state is a write guarded by a precondition on the
+document's update time (or on its absence): two functions that read the same
+session cannot both win; the loser reads again and decides again. Per
+document write rates stay low (about one per second), which Firestore needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any, Literal
+
+from google.api_core.exceptions import AlreadyExists, FailedPrecondition, NotFound
+from google.cloud import firestore
+
+from shared.settings import get_settings
+
+SESSIONS = "kourier_sessions"
+TURNS = "kourier_turns"
+EVENTS = "kourier_events"
+USERS = "kourier_users"
+
+TurnStatus = Literal["received", "waiting", "running", "done"]
+
+
+def now() -> datetime:
+    """The current time, timezone-aware (Firestore returns aware datetimes)."""
+    return datetime.now(UTC)
+
+
+@dataclass
+class Turn:
+    """A person's message to carry to the agent."""
+
+    id: str
+    session_id: str
+    binding: str
+    team: str
+    channel: str
+    thread_ts: str
+    ts: str
+    user: str
+    text: str
+    status: TurnStatus = "received"
+    outcome: str | None = None
+    task_id: str | None = None
+
+    @property
+    def message_id(self) -> str:
+        """The A2A messageId, fixed for this chat message."""
+        return f"slack-{self.channel}-{self.ts}"
+
+
+@dataclass
+class Session:
+    """One Slack thread under one binding."""
+
+    id: str
+    binding: str
+    channel: str
+    thread_ts: str
+    backend_incarnation: str
+    context_id: str | None = None
+    active_turn: str | None = None
+    lease_until: datetime | None = None
+    task_id: str | None = None
+    updated_at: datetime = field(default_factory=now)
+
+    def lease_expired(self, at: datetime) -> bool:
+        """Whether the function carrying the active turn has stopped renewing it."""
+        return self.lease_until is None or self.lease_until <= at
+
+
+class Store:
+    """The Firestore adapter."""
+
+    def __init__(self, client: firestore.Client) -> None:
+        self._db = client
+
+    # Slack events --------------------------------------------------------------
+
+    def event_seen(self, event_id: str) -> bool:
+        """Whether this Slack event ID was already handled."""
+        return bool(self._db.collection(EVENTS).document(event_id).get().exists)
+
+    def remember_event(self, event_id: str, keep: timedelta = timedelta(hours=1)) -> None:
+        """Record a handled Slack event ID (kept at least ``keep``; TTL on expire_at)."""
+        self._db.collection(EVENTS).document(event_id).set({"expire_at": now() + keep})
+
+    # Turns ---------------------------------------------------------------------
+
+    def record_turn(self, turn: Turn) -> Turn:
+        """Store a new turn; if the chat message was stored before, return that one."""
+        ref = self._db.collection(TURNS).document(turn.id)
+        try:
+            ref.create({**asdict(turn), "created_at": now()})
+        except AlreadyExists:
+            existing = self.turn(turn.id)
+            assert existing is not None
+            return existing
+        return turn
+
+    def turn(self, turn_id: str) -> Turn | None:
+        """The turn with this ID."""
+        snapshot = self._db.collection(TURNS).document(turn_id).get()
+        return _turn(snapshot.to_dict()) if snapshot.exists else None
+
+    def set_turn(self, turn_id: str, **fields: Any) -> None:
+        """Update fields of a turn."""
+        self._db.collection(TURNS).document(turn_id).update({**fields, "updated_at": now()})
+
+    def waiting_turns(self, session_id: str) -> list[Turn]:
+        """The session's turns not yet carried, oldest first (Slack order)."""
+        query = self._db.collection(TURNS).where(
+            filter=firestore.FieldFilter("session_id", "==", session_id)
+        )
+        turns = [_turn(s.to_dict()) for s in query.stream()]
+        waiting = [t for t in turns if t.status in ("received", "waiting")]
+        return sorted(waiting, key=lambda t: float(t.ts))
+
+    # Sessions ------------------------------------------------------------------
+
+    def session(self, session_id: str) -> Session | None:
+        """The session with this ID."""
+        snapshot = self._db.collection(SESSIONS).document(session_id).get()
+        return _session(snapshot.to_dict()) if snapshot.exists else None
+
+    def change_session(
+        self,
+        session_id: str,
+        decide: Callable[[Session | None], Session | None],
+        attempts: int = 20,
+    ) -> Session | None:
+        """Apply ``decide`` to the stored session under a precondition.
+
+        ``decide`` gets the current session (None if there is none) and
+        returns the new one, or None to change nothing. When another writer
+        got there first, the session is read again and ``decide`` runs again.
+        Returns what was written (or None when nothing was).
+        """
+        ref = self._db.collection(SESSIONS).document(session_id)
+        for _ in range(attempts):
+            snapshot = ref.get()
+            current = _session(snapshot.to_dict()) if snapshot.exists else None
+            wanted = decide(current)
+            if wanted is None:
+                return None
+            wanted.updated_at = now()
+            try:
+                if snapshot.exists:
+                    option = self._db.write_option(last_update_time=snapshot.update_time)
+                    ref.update(asdict(wanted), option=option)
+                else:
+                    ref.create(asdict(wanted))
+            except (FailedPrecondition, AlreadyExists, NotFound):
+                continue
+            return wanted
+        raise RuntimeError(f"session {session_id} kept changing under us")
+
+    def stale_sessions(self, at: datetime) -> list[Session]:
+        """Sessions whose active turn's lease has run out (their function died)."""
+        query = self._db.collection(SESSIONS).where(
+            filter=firestore.FieldFilter("lease_until", "<=", at)
+        )
+        return [s for s in (_session(d.to_dict()) for d in query.stream()) if s.active_turn]
+
+    def sessions_with_waiting_turns(self) -> list[str]:
+        """Session IDs that have turns nobody has started."""
+        query = self._db.collection(TURNS).where(
+            filter=firestore.FieldFilter("status", "in", ["received", "waiting"])
+        )
+        return sorted({str(d.to_dict()["session_id"]) for d in query.stream()})
+
+    # People --------------------------------------------------------------------
+
+    def cached_user(self, user_id: str) -> dict[str, Any] | None:
+        """A users.info answer cached earlier, if still fresh."""
+        snapshot = self._db.collection(USERS).document(user_id).get()
+        data = snapshot.to_dict() if snapshot.exists else None
+        if data is None or data["expire_at"] <= now():
+            return None
+        return dict(data["profile"])
+
+    def cache_user(self, user_id: str, profile: dict[str, Any], keep: timedelta) -> None:
+        """Cache a users.info answer."""
+        self._db.collection(USERS).document(user_id).set(
+            {"profile": profile, "expire_at": now() + keep}
+        )
+
+
+def _turn(data: dict[str, Any] | None) -> Turn:
+    assert data is not None
+    fields = Turn.__dataclass_fields__
+    return Turn(**{k: v for k, v in data.items() if k in fields})
+
+
+def _session(data: dict[str, Any] | None) -> Session:
+    assert data is not None
+    fields = Session.__dataclass_fields__
+    return Session(**{k: v for k, v in data.items() if k in fields})
+
+
+@lru_cache(maxsize=1)
+def get_store() -> Store:
+    """The process's store (client built on first use)."""
+    return Store(firestore.Client(project=get_settings().project))
