@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     # How long one function may follow a stream before it hands over
     # through a checkpoint (seconds). Deadlines are settings so tests can
     # use seconds.
+    # Other functions the ingress health check pings (comma-separated URLs);
+    # set by the local run, empty in the cloud where they need a token.
+    health_urls: str = Field("", alias="KOURIER_HEALTH_URLS")
+
     follow_budget_seconds: float = Field(480.0, alias="KOURIER_FOLLOW_BUDGET_SECONDS")
 
 

@@ -1,0 +1,87 @@
+"""The ``kourier`` command (run through ./kourier, which installs first)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from local.stack import DEMO_CHANNEL, REPO, StackPorts, running_stack
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch a subcommand."""
+    parser = argparse.ArgumentParser(prog="kourier", description="Agent Kourier")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("up", help="run the whole local stack with the demo agent")
+    test = commands.add_parser("test", help="run the test suite")
+    test.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    agent = commands.add_parser("agent", help="agent tools")
+    agent_commands = agent.add_subparsers(dest="agent_command", required=True)
+    check = agent_commands.add_parser("check", help="check an agent backend against the contract")
+    check.add_argument("backend")
+    check.add_argument("--probe", action="store_true", help="also send one probe turn")
+    say = commands.add_parser("say", help="post a message to the local stack as a Slack user")
+    say.add_argument("text")
+    say.add_argument("--channel", default=DEMO_CHANNEL)
+    say.add_argument("--thread", default=None, help="ts of the thread to reply in")
+    args = parser.parse_args(argv)
+
+    if args.command == "up":
+        return _up()
+    if args.command == "test":
+        import pytest
+
+        return int(pytest.main(["-p", "no:cacheprovider", *args.pytest_args], plugins=[]))
+    if args.command == "agent":
+        from shared.a2a.check import main as check_main
+
+        return check_main([args.backend, *(["--probe"] if args.probe else [])])
+    if args.command == "say":
+        from local.slack_standin import main as standin_main
+
+        thread = ["--thread", args.thread] if args.thread else []
+        return standin_main(["say", "--channel", args.channel, *thread, args.text])
+    return 2
+
+
+def _up() -> int:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    state_dir = Path(os.environ.get("KOURIER_STATE_DIR", REPO / ".kourier"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    print("kourier: starting emulators, functions, Slack stand-in and demo agent…", flush=True)
+    try:
+        with running_stack(StackPorts.from_env(), state_dir) as stack:
+            print(
+                f"""
+Agent Kourier is running.
+  Slack Events URL       {stack.ingress_url}slack/events
+  Slack Interactivity    {stack.ingress_url}slack/interactivity
+  Health                 {stack.ingress_url}healthz
+  Slack Web API          {stack.slack_api_url}
+  Agent                  {stack.agent_url or '(from your KOURIER_CONFIG)'}
+  Config                 {stack.config_path}
+  Logs                   {stack.log_dir}
+
+Talk to the demo agent (in another terminal):
+  ./kourier say "hello, what can you do?"
+  ./kourier say --thread <ts printed above> "and a follow-up"
+Ctrl-C stops everything.""",
+                flush=True,
+            )
+            try:
+                stop.wait()
+            except KeyboardInterrupt:
+                pass
+    except KeyboardInterrupt:
+        pass
+    print("kourier: stopped.", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""The whole local stack: emulators, five functions, Slack stand-in, demo agent.
+
+Used by ``kourier up`` (in the foreground, until Ctrl-C) and by the
+end-to-end tests (on their own ports), so the tests run exactly what a user
+runs. Each function is its own functions-framework process on its own port,
+as deployed. When ``SLACK_API_URL`` or ``KOURIER_CONFIG`` is already set, the
+stack uses it instead of starting its own Slack stand-in or writing the demo
+config, so it can be driven from outside.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from local.emulators import EmulatorPorts, running_emulators
+from local.processes import Process
+from local.provision import provision
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+
+FUNCTIONS = ("chat_ingress", "turn_send", "stream_follow", "reconcile", "timeout")
+DEMO_CHANNEL = "C0123456789"
+DEMO_APPROVER = "U0123456789"
+DEFAULT_SIGNING_SECRET = "local-signing-secret"
+DEFAULT_BOT_TOKEN = "xoxb-local-kourier"
+
+
+def _env_port(name: str, default: int) -> int:
+    return int(os.environ.get(f"KOURIER_PORT_{name.upper()}", default))
+
+
+@dataclass(frozen=True)
+class StackPorts:
+    """Where each process listens; every port is a setting (KOURIER_PORT_<NAME>)."""
+
+    chat_ingress: int = 8300
+    turn_send: int = 8301
+    stream_follow: int = 8302
+    reconcile: int = 8303
+    timeout: int = 8304
+    slack: int = 8310
+    agent: int = 9101
+    emulators: EmulatorPorts = field(default_factory=EmulatorPorts)
+
+    @classmethod
+    def from_env(cls) -> StackPorts:
+        """Defaults, overridden by KOURIER_PORT_<NAME> variables."""
+        defaults = cls()
+        return cls(
+            **{f: _env_port(f, getattr(defaults, f)) for f in FUNCTIONS},
+            slack=_env_port("slack", defaults.slack),
+            agent=_env_port("agent", defaults.agent),
+        )
+
+    def function_url(self, name: str) -> str:
+        """The local URL of a function."""
+        return f"http://127.0.0.1:{getattr(self, name)}/"
+
+
+@dataclass
+class Stack:
+    """A running local stack."""
+
+    ports: StackPorts
+    ingress_url: str
+    slack_api_url: str
+    config_path: str
+    function_env: dict[str, str]
+    agent_url: str | None
+    log_dir: Path
+    processes: list[Process]
+
+
+def demo_config(agent_url: str) -> str:
+    """The config of the local run: one binding, one channel, the demo agent."""
+    return f"""\
+# Written by `kourier up`: the demo agent, bound to one Slack channel.
+agentBackends:
+  - name: demo
+    url: {agent_url}
+    dialect: a2a
+bindings:
+  - name: demo
+    platform: slack
+    channels: [{DEMO_CHANNEL}]
+    agentBackend: demo
+    identity: {{userId: kourier}}
+    interactions:
+      questions: {{timeout: 15m}}
+      toolApprovals: {{approvers: [{DEMO_APPROVER}], timeout: 15m}}
+"""
+
+
+@contextmanager
+def running_stack(
+    ports: StackPorts,
+    state_dir: Path,
+    environ: Mapping[str, str] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    reconcile_every: float = 60.0,
+) -> Iterator[Stack]:
+    """Start everything, yield when all of it answers, stop all of it on exit."""
+    environ = dict(os.environ if environ is None else environ)
+    log_dir = state_dir / "logs"
+    processes: list[Process] = []
+    with ExitStack() as stack:
+        emulator_env = stack.enter_context(running_emulators(ports.emulators, log_dir))
+
+        def start(name: str, argv: list[str], env: Mapping[str, str]) -> Process:
+            process = Process(name, argv, env, log_dir)
+            processes.append(process)
+            stack.callback(process.stop)
+            return process
+
+        base_env = {**environ, **emulator_env, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
+        ingress_url = ports.function_url("chat_ingress")
+
+        slack_api_url = environ.get("SLACK_API_URL", "")
+        signing_secret = environ.get("SLACK_SIGNING_SECRET", DEFAULT_SIGNING_SECRET)
+        bot_token = environ.get("SLACK_BOT_TOKEN", DEFAULT_BOT_TOKEN)
+        if not slack_api_url:
+            slack_api_url = f"http://127.0.0.1:{ports.slack}/api/"
+            slack = start("slack-standin", [
+                str(VENV_BIN / "python"), "-m", "local.slack_standin",
+                "--port", str(ports.slack),
+                "--signing-secret", signing_secret,
+                "--bot-token", bot_token,
+                "--events-url", ingress_url + "slack/events",
+                "--interactivity-url", ingress_url + "slack/interactivity",
+            ], base_env)
+            slack.wait_http(f"http://127.0.0.1:{ports.slack}/api/api.test")
+
+        config_path = environ.get("KOURIER_CONFIG", "")
+        agent_url: str | None = None
+        if not config_path:
+            agent_url = f"http://127.0.0.1:{ports.agent}/"
+            agent = start("demo-agent", [
+                str(VENV_BIN / "python"), "-m", "local.demo_agent", "--port", str(ports.agent),
+            ], base_env)
+            agent.wait_http(agent_url + ".well-known/agent-card.json")
+            config_file = state_dir / "kourier.yaml"
+            config_file.write_text(demo_config(agent_url))
+            config_path = str(config_file)
+
+        function_env = {
+            **base_env,
+            **(extra_env or {}),
+            "SLACK_API_URL": slack_api_url,
+            "SLACK_SIGNING_SECRET": signing_secret,
+            "SLACK_BOT_TOKEN": bot_token,
+            "KOURIER_CONFIG": config_path,
+            "KOURIER_STREAM_FOLLOW_URL": ports.function_url("stream_follow"),
+            "KOURIER_RECONCILE_URL": ports.function_url("reconcile"),
+            "KOURIER_TIMEOUT_URL": ports.function_url("timeout"),
+            "KOURIER_HEALTH_URLS": ",".join(ports.function_url(f) for f in FUNCTIONS[1:]),
+        }
+        provision(emulator_env, ports.function_url("turn_send"))
+        started = []
+        for name in FUNCTIONS:
+            signature = "cloudevent" if name == "turn_send" else "http"
+            started.append(start(name, [
+                str(VENV_BIN / "functions-framework"), "--source", str(REPO / "functions" / "main.py"),
+                "--target", name, "--host", "127.0.0.1", "--port", str(getattr(ports, name)),
+                "--signature-type", signature,
+            ], function_env))
+        for process, name in zip(started, FUNCTIONS):
+            process.wait_http(ports.function_url(name))
+        _wait_healthy(ingress_url + "healthz")
+
+        stop_timer = threading.Event()
+        stack.callback(stop_timer.set)
+        threading.Thread(
+            target=_reconcile_timer, args=(ports.function_url("reconcile"), reconcile_every, stop_timer),
+            daemon=True,
+        ).start()
+        yield Stack(
+            ports=ports, ingress_url=ingress_url, slack_api_url=slack_api_url, config_path=config_path,
+            function_env=function_env, agent_url=agent_url, log_dir=log_dir, processes=processes,
+        )
+
+
+def _wait_healthy(url: str, timeout: float = 60.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        try:
+            answer = httpx.get(url, timeout=10)
+            if answer.status_code == 200:
+                return
+            last = answer.text
+        except httpx.HTTPError as error:
+            last = repr(error)
+        time.sleep(0.5)
+    raise RuntimeError(f"the ingress health check did not pass: {last}")
+
+
+def _reconcile_timer(url: str, every: float, stop: threading.Event) -> None:
+    """Locally, the periodic reconcile sweep that Cloud Scheduler runs in the cloud."""
+    while not stop.wait(every):
+        try:
+            httpx.post(url, json={"sweep": True}, timeout=30)
+        except httpx.HTTPError:
+            pass

@@ -1,0 +1,92 @@
+"""Glue between the functions' triggers and the shared code.
+
+Errors: a ``RetryableError`` answers 500 so that Pub/Sub or Cloud Tasks
+delivers the event again; any other failure is logged and acknowledged, so a
+poison event cannot loop for ever.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from cloudevents.http import CloudEvent
+from flask import Request, Response, jsonify
+
+from shared import engine, ingress, reconciler
+from shared.errors import RetryableError
+from shared.logs import configure_logging
+
+configure_logging()
+log = structlog.get_logger()
+
+
+def chat_ingress(request: Request) -> Response:
+    """Route Slack's two callbacks and the health check."""
+    if request.method == "GET" and request.path.rstrip("/") in ("/healthz", ""):
+        report = reconciler.health()
+        return _json(report, 200 if report["ok"] else 503)
+    if request.method != "POST":
+        return Response("method not allowed", 405)
+    handlers: dict[str, Callable[[bytes, Any], ingress.Reply]] = {
+        "/slack/events": ingress.handle_event,
+        "/slack/interactivity": ingress.handle_interaction,
+    }
+    handler = handlers.get(request.path.rstrip("/"))
+    if handler is None:
+        return Response("not found", 404)
+    reply = handler(request.get_data(cache=False), request.headers)
+    return _json(reply.body, reply.status) if isinstance(reply.body, dict) else Response(reply.body, reply.status)
+
+
+def turn_send(event: CloudEvent) -> None:
+    """Decode the Pub/Sub message and carry the session's next turn."""
+    message = event.data["message"]
+    payload = json.loads(base64.b64decode(message["data"]))
+    _guarded(lambda: engine.on_turn_published(payload["session_id"], payload["turn_id"]), reraise=True)
+
+
+def stream_follow(request: Request) -> Response:
+    """Resume following a stream (not used until streams hand over)."""
+    return _task_call(request, lambda body: None)
+
+
+def reconcile(request: Request) -> Response:
+    """The periodic sweep."""
+    return _task_call(request, lambda body: reconciler.sweep())
+
+
+def timeout(request: Request) -> Response:
+    """A timer fired."""
+    return _task_call(request, lambda body: None)
+
+
+def _task_call(request: Request, work: Callable[[dict[str, Any]], None]) -> Response:
+    if request.method == "GET":
+        return Response("ok", 200)
+    body = request.get_json(silent=True) or {}
+    try:
+        _guarded(lambda: work(body), reraise=True)
+    except RetryableError:
+        return Response("retry", 500)
+    return Response("done", 200)
+
+
+def _guarded(work: Callable[[], None], reraise: bool) -> None:
+    try:
+        work()
+    except RetryableError:
+        log.warning("retrying_later", exc_info=True)
+        if reraise:
+            raise
+    except Exception:  # a poison event must not loop for ever
+        log.exception("event_failed")
+
+
+def _json(body: Any, status: int) -> Response:
+    response = jsonify(body)
+    response.status_code = status
+    return response

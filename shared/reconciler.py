@@ -1,0 +1,55 @@
+"""reconcile: the periodic sweep that resumes what a dead function left.
+
+A function that dies while carrying a turn stops renewing its session's
+lease; a turn whose trigger was lost stays waiting. The sweep re-triggers
+both through the turns topic, and ``turn_send``'s claim decides again, so a
+sweep that runs twice, or beside a live function, changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import structlog
+
+from shared.handoff import publish_turn
+from shared.settings import get_settings
+from shared.store import get_store, now
+
+log = structlog.get_logger()
+
+
+def sweep() -> int:
+    """Re-trigger stale and waiting sessions; returns how many were triggered."""
+    store = get_store()
+    triggered = 0
+    for session in store.stale_sessions(now()):
+        assert session.active_turn is not None
+        publish_turn(session.id, session.active_turn)
+        triggered += 1
+    for session_id in store.sessions_with_waiting_turns():
+        waiting = store.waiting_turns(session_id)
+        if waiting:
+            publish_turn(session_id, waiting[0].id)
+            triggered += 1
+    if triggered:
+        log.info("reconcile_triggered", sessions=triggered)
+    return triggered
+
+
+def health() -> dict[str, Any]:
+    """Whether this function can reach what it needs (used by /healthz)."""
+    checks: dict[str, str] = {}
+    try:
+        get_store().event_seen("healthz")
+        checks["firestore"] = "ok"
+    except Exception as error:  # report, never raise, from a health check
+        checks["firestore"] = type(error).__name__
+    for url in filter(None, get_settings().health_urls.split(",")):
+        try:
+            answer = httpx.get(url, timeout=5)
+            checks[url] = "ok" if answer.status_code < 500 else f"HTTP {answer.status_code}"
+        except httpx.HTTPError as error:
+            checks[url] = type(error).__name__
+    return {"ok": all(v == "ok" for v in checks.values()), "checks": checks}
