@@ -21,6 +21,8 @@ class Settings(BaseSettings):
 
     project: str = Field("demo-kourier", alias="GOOGLE_CLOUD_PROJECT")
     location: str = Field("us-central1", alias="KOURIER_LOCATION")
+    # The Firestore database: "(default)", or a named one (infra/ sets it).
+    firestore_database: str = Field("(default)", alias="KOURIER_FIRESTORE_DATABASE")
     config_path: str = Field("kourier.yaml", alias="KOURIER_CONFIG")
 
     slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
@@ -35,6 +37,13 @@ class Settings(BaseSettings):
     reconcile_url: str = Field("http://127.0.0.1:8303/", alias="KOURIER_RECONCILE_URL")
     timeout_url: str = Field("http://127.0.0.1:8304/", alias="KOURIER_TIMEOUT_URL")
     tasks_service_account: str = Field("", alias="KOURIER_TASKS_SERVICE_ACCOUNT")
+    # How long Cloud Tasks waits for a task's target before it counts the
+    # attempt as failed and retries it (the task's dispatch_deadline;
+    # Cloud Tasks allows 15 to 1800 s and defaults to 600). infra/ keeps each
+    # target function's timeout at least this long.
+    tasks_dispatch_deadline_seconds: float = Field(
+        1800.0, alias="KOURIER_TASKS_DISPATCH_DEADLINE_SECONDS"
+    )
 
     cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")
     # Secret Manager is read only in the cloud; locally a token secret
