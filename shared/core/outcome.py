@@ -1,0 +1,41 @@
+"""Picking a category for a failed task, from what the agent said.
+
+Only the failed status message's text (at most 32 parts and 4096
+characters) and its metadata keys ``code``, ``error_code`` and
+``kagent_error_code`` are read, and only to choose a category: the agent's
+words are never shown.
+"""
+
+from __future__ import annotations
+
+import re
+
+from shared.core.model import TaskStatus, TextPart
+from shared.core.notices import FailureCategory
+
+_MAX_PARTS = 32
+_MAX_CHARS = 4096
+_CODE_KEYS = ("code", "error_code", "kagent_error_code")
+
+_PATTERNS: tuple[tuple[FailureCategory, re.Pattern[str]], ...] = (
+    (FailureCategory.CONTEXT_LIMIT, re.compile(
+        r"context[ _-]?(length|window|limit)|too many tokens|maximum context|token limit", re.I)),
+    (FailureCategory.RATE_LIMIT, re.compile(
+        r"rate[ _-]?limit|too many requests|resource[ _-]?exhausted|quota|\b429\b", re.I)),
+    (FailureCategory.AUTHENTICATION, re.compile(
+        r"unauthori[sz]ed|authenticat|invalid[ _-]?(api[ _-]?)?key|credential|\b401\b", re.I)),
+    (FailureCategory.TIMEOUT, re.compile(r"time[ _-]?d?[ _-]?out|deadline[ _-]?exceeded|\b504\b", re.I)),
+    (FailureCategory.PERMISSION, re.compile(
+        r"permission|forbidden|access[ _-]?denied|not allowed|\b403\b", re.I)),
+)
+
+
+def failure_category(status: TaskStatus | None) -> FailureCategory | None:
+    """The recognised category of a failed task's status, if any."""
+    if status is None or status.message is None:
+        return None
+    message = status.message
+    codes = " ".join(str(message.metadata.get(key, "")) for key in _CODE_KEYS)
+    text = "".join(p.text for p in message.parts[:_MAX_PARTS] if isinstance(p, TextPart))
+    said = f"{codes} {text[:_MAX_CHARS]}"
+    return next((category for category, pattern in _PATTERNS if pattern.search(said)), None)
