@@ -63,7 +63,10 @@ def schedule_call(
     }
     if settings.tasks_service_account:
         request["oidc_token"] = {"service_account_email": settings.tasks_service_account}
-    task: dict[str, Any] = {"http_request": request}
+    task: dict[str, Any] = {
+        "http_request": request,
+        "dispatch_deadline": {"seconds": int(settings.tasks_dispatch_deadline_seconds)},
+    }
     if name:
         task["name"] = client.task_path(settings.project, settings.location, queue, name)
     if at:

@@ -216,4 +216,5 @@ def _session(data: dict[str, Any] | None) -> Session:
 @lru_cache(maxsize=1)
 def get_store() -> Store:
     """The process's store (client built on first use)."""
-    return Store(firestore.Client(project=get_settings().project))
+    settings = get_settings()
+    return Store(firestore.Client(project=settings.project, database=settings.firestore_database))
