@@ -149,7 +149,11 @@ class DemoAgentExecutor(AgentExecutor):
         await emit([new_text_part(_quote(written))])
         await emit([new_text_part("\n\nLet me count its words with a tool.")])
         await emit(
-            [_tool_part("function_call", {"id": call_id, "name": TOOL_NAME, "args": {"text": written}})]
+            [
+                _tool_part(
+                    "function_call", {"id": call_id, "name": TOOL_NAME, "args": {"text": written}}
+                )
+            ]
         )
         await self._run_tool(updater, run_seconds)
         await emit(

@@ -60,8 +60,7 @@ def _kagent_workdir(root: Path, port: int, confirm: bool) -> Path:
     package = root / KAGENT_AGENT_NAME
     package.mkdir()
     (package / "__init__.py").write_text(
-        "from scripted_agents import build_agent\n\n"
-        f"root_agent = build_agent(confirm={confirm})\n"
+        f"from scripted_agents import build_agent\n\nroot_agent = build_agent(confirm={confirm})\n"
     )
     card = {
         "name": KAGENT_AGENT_NAME,
@@ -114,7 +113,9 @@ def _wait_until_ready(process: subprocess.Popen[bytes], base_url: str, log: Path
             except httpx.TransportError:
                 pass
             time.sleep(0.1)
-    raise PeerStartError(f"no agent card at {base_url} after {STARTUP_TIMEOUT_SECONDS} s:\n{_tail(log)}")
+    raise PeerStartError(
+        f"no agent card at {base_url} after {STARTUP_TIMEOUT_SECONDS} s:\n{_tail(log)}"
+    )
 
 
 def _tail(log: Path, lines: int = 40) -> str:
@@ -156,6 +157,8 @@ def running_peer(kind: PeerKind, port: int) -> Iterator[str]:
         workdir.mkdir()
         log = Path(scratch) / "peer.log"
         command, env = _command(kind, port, workdir)
+        if not Path(command[0]).exists():
+            raise PeerStartError(f"{command[0]} is missing: run tests/peers/install.sh")
         with log.open("wb") as log_file:
             process = subprocess.Popen(
                 command,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tests.peers.launch import PeerKind
 from tests.peers import wire
+from tests.peers.launch import PeerKind
 
 TURN_TEXT = "[Slack: Ada Lovelace (U123) <ada@example.com>]\nHow many words are in this sentence?"
 ACTOR = {"id": "U123", "platform": "slack", "name": "Ada Lovelace", "email": "ada@example.com"}
@@ -71,7 +71,7 @@ def converse(base_url: str, scenario: Scenario) -> dict[str, list[dict[str, Any]
     streams = {"send": wire.stream(base_url, send, version, scenario.headers)}
     if scenario.pauses:
         pause = wire.summarize(streams["send"])
-        framework = "kagent" if scenario.peer.startswith("kagent") else "adk"
+        framework: wire.Framework = "kagent" if scenario.peer.startswith("kagent") else "adk"
         answer = wire.stream_request(
             [wire.approval_part(framework, pause, version)],
             version,

@@ -23,7 +23,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
-from google.adk.tools import FunctionTool
+from google.adk.tools.function_tool import FunctionTool
 from google.genai import types
 
 CONFIRMATION_CALL = "adk_request_confirmation"
@@ -84,9 +84,7 @@ class ScriptedModel(BaseLlm):
         contents = llm_request.contents or []
         result = _function_response(contents[-1]) if contents else None
         if result is None:
-            call = types.FunctionCall(
-                name=self.tool_name, args={"text": _last_user_text(contents)}
-            )
+            call = types.FunctionCall(name=self.tool_name, args={"text": _last_user_text(contents)})
             parts = [types.Part(function_call=call)]
         else:
             answer = json.dumps(result.response, sort_keys=True)
@@ -103,7 +101,11 @@ def build_agent(confirm: bool) -> LlmAgent:
     Returns:
         An LlmAgent with one tool and the scripted model.
     """
-    tool = FunctionTool(publish_note, require_confirmation=True) if confirm else FunctionTool(count_words)
+    tool = (
+        FunctionTool(publish_note, require_confirmation=True)
+        if confirm
+        else FunctionTool(count_words)
+    )
     return LlmAgent(
         name="scripted_agent",
         description="Calls one tool with what you wrote, then tells you what it answered.",

@@ -18,6 +18,7 @@ import httpx
 from httpx_sse import connect_sse
 
 ProtocolVersion = Literal["1.0", "0.3"]
+Framework = Literal["adk", "kagent"]
 ADK_V2_EXTENSION = "https://google.github.io/adk-docs/a2a/a2a-extension/"
 TOOL_TAGS = ("adk_type", "kagent_type", "kagent.dev/a2a/part-type")
 CONFIRMATION_CALL = "adk_request_confirmation"
@@ -68,7 +69,12 @@ def stream_request(
         if value is not None:
             message[key] = value
     method = "SendStreamingMessage" if version == "1.0" else "message/stream"
-    return {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": {"message": message}}
+    return {
+        "jsonrpc": "2.0",
+        "id": uuid.uuid4().hex,
+        "method": method,
+        "params": {"message": message},
+    }
 
 
 def version_headers(version: ProtocolVersion) -> dict[str, str]:
@@ -81,19 +87,35 @@ def stream(
     body: dict[str, Any],
     version: ProtocolVersion,
     headers: dict[str, str] | None = None,
+    max_frames: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Posts a streaming JSON-RPC request and returns every decoded ``data:`` payload.
+    """Posts a streaming JSON-RPC request and returns its decoded ``data:`` payloads.
+
+    Args:
+        base_url: The peer's endpoint.
+        body: The JSON-RPC request.
+        version: The protocol version, for the version header.
+        headers: More headers to send.
+        max_frames: Stop reading (and hang up) after this many payloads.
 
     Raises:
         AssertionError: The peer answered with a JSON-RPC error or no stream.
     """
     all_headers = version_headers(version) | (headers or {})
-    with httpx.Client(timeout=STREAM_TIMEOUT) as client:
-        with connect_sse(client, "POST", base_url + "/", json=body, headers=all_headers) as source:
-            content_type = source.response.headers.get("content-type", "")
-            if not content_type.startswith("text/event-stream"):
-                raise AssertionError(f"not a stream: {source.response.read()!r}")
-            return [json.loads(event.data) for event in source.iter_sse() if event.data]
+    frames: list[dict[str, Any]] = []
+    with (
+        httpx.Client(timeout=STREAM_TIMEOUT) as client,
+        connect_sse(client, "POST", base_url + "/", json=body, headers=all_headers) as source,
+    ):
+        content_type = source.response.headers.get("content-type", "")
+        if not content_type.startswith("text/event-stream"):
+            raise AssertionError(f"not a stream: {source.response.read()!r}")
+        for event in source.iter_sse():
+            if event.data:
+                frames.append(json.loads(event.data))
+            if len(frames) == max_frames:
+                break
+    return frames
 
 
 def call(base_url: str, method: str, params: dict[str, Any], version: ProtocolVersion) -> Any:
@@ -115,7 +137,7 @@ def _state(raw: str) -> str:
 
 
 def tool_kind(part: dict[str, Any]) -> str | None:
-    """"function_call" or "function_response" for a tagged tool part, else None."""
+    """ "function_call" or "function_response" for a tagged tool part, else None."""
     metadata = part.get("metadata") or {}
     kinds = [metadata[tag] for tag in TOOL_TAGS if tag in metadata]
     return kinds[0] if len(kinds) == 1 and "data" in part else None
@@ -150,15 +172,18 @@ class StreamSummary:
     @property
     def confirmation_call(self) -> dict[str, Any]:
         """The data of ADK's adk_request_confirmation call in the input-required pause."""
-        (call,) = [
+        calls: list[dict[str, Any]] = [
             part["data"]
             for part in self.pause_parts
             if tool_kind(part) == "function_call" and part["data"].get("name") == CONFIRMATION_CALL
         ]
+        (call,) = calls
         return call
 
 
-def approval_part(framework: Literal["adk", "kagent"], pause: StreamSummary, version: ProtocolVersion) -> dict[str, Any]:
+def approval_part(
+    framework: Framework, pause: StreamSummary, version: ProtocolVersion
+) -> dict[str, Any]:
     """The data part that approves the tool call a confirm peer paused for.
 
     ADK takes a function_response to its confirmation call; kagent takes its
@@ -166,7 +191,11 @@ def approval_part(framework: Literal["adk", "kagent"], pause: StreamSummary, ver
     """
     if framework == "kagent":
         return data_part({"decision_type": "approve"}, version)
-    response = {"id": pause.confirmation_call["id"], "name": CONFIRMATION_CALL, "response": {"confirmed": True}}
+    response = {
+        "id": pause.confirmation_call["id"],
+        "name": CONFIRMATION_CALL,
+        "response": {"confirmed": True},
+    }
     return data_part(response, version, {"adk_type": "function_response"})
 
 
@@ -178,9 +207,11 @@ def summarize(frames: list[dict[str, Any]]) -> StreamSummary:
         kind = result.get("kind")
         if kind is None:  # 1.0: the frame names its event.
             ((name, result),) = result.items()
-            kind = {"task": "task", "statusUpdate": "status-update", "artifactUpdate": "artifact-update"}.get(
-                name, "message"
-            )
+            kind = {
+                "task": "task",
+                "statusUpdate": "status-update",
+                "artifactUpdate": "artifact-update",
+            }.get(name, "message")
         task_id = result.get("id") if kind == "task" else result.get("taskId")
         summary.task_id = task_id or summary.task_id
         summary.context_id = result.get("contextId") or summary.context_id
