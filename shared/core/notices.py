@@ -27,6 +27,7 @@ TURN_FAILED = "Agent Kourier could not carry this message: {reason}."
 REQUEST_FAILED = "The request to the agent failed."
 TASK_REJECTED = "The agent rejected this request."
 TASK_CANCELED = "The agent's task was canceled."
+NO_STREAMING = "agent card does not offer streaming"
 CREDENTIALS_REJECTED = "the agent rejected Agent Kourier's credentials"
 IDENTITY_REFUSED = "the agent refused this identity for the conversation"
 UNUSABLE_PAUSE = (
@@ -35,6 +36,7 @@ UNUSABLE_PAUSE = (
 SESSION_GONE = "The agent lost this conversation. Your next message starts a new one."
 AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free."
 CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
+NO_SIGN_OF_LIFE = "The agent's task showed no sign of life for an hour, so it was cancelled."
 QUEUED = "Queued: the agent is still working on an earlier message in this thread."
 
 

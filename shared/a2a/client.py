@@ -1,0 +1,302 @@
+"""The A2A client the turn engine calls: one agent, any protocol version.
+
+Theory of operation: an ``AgentClient`` is cheap and made per use from an
+AgentBackend and the Binding whose identity calls it. On its first call it
+reads the agent card (through a process-wide cache, see ``discovery``) to
+choose 1.0 or 0.3 and to learn whether the card lists kagent's
+human-in-the-loop extension; a card that breaks a discovery rule raises
+``CardUnusable``. Every call then goes to the endpoint with the same
+headers: the backend's static headers, the one identity header (which wins
+over a static header of the same name), ``A2A-Version: 1.0`` on 1.0, the
+W3C trace context when one is active (``trace.current_trace``) and
+``A2A-Extensions`` naming the HITL extension when the card lists it or the
+message names it (mirrored as ``X-A2A-Extensions`` on 0.3, whose servers
+read that name). Results are translated by ``wire`` into the internal model,
+and failures are the classified errors of ``errors``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import httpx
+import structlog
+
+from shared.a2a import wire
+from shared.a2a.discovery import AgentCard, CardCache, fetch_card
+from shared.a2a.errors import CardUnusable, MethodUnavailable, OutcomeUnknown
+from shared.a2a.trace import current_trace
+from shared.a2a.transport import HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, CallKind, Transport
+from shared.a2a.wire import Method
+from shared.config import AgentBackend, Binding
+from shared.core.model import HITL_EXTENSION, OutgoingMessage, StreamEvent, Task
+from shared.secrets import read_secret
+
+log = structlog.get_logger(__name__)
+
+LIST_PAGE_LIMIT = 100
+"""ListTasks follows nextPageToken for up to this many pages."""
+LIST_PAGE_SIZE = 100
+"""The largest pageSize A2A 1.0 allows."""
+
+process_cards = CardCache()
+"""The cards of this process, shared by every client that is given no other cache."""
+
+_shared_http: httpx.Client | None = None
+_shared_http_lock = threading.Lock()
+
+
+def _process_http() -> httpx.Client:
+    """One HTTP client (and connection pool) for the whole process."""
+    global _shared_http
+    with _shared_http_lock:
+        if _shared_http is None:
+            _shared_http = httpx.Client(follow_redirects=False)
+        return _shared_http
+
+
+class AgentClient:
+    """Calls to one agent backend with one binding's identity."""
+
+    def __init__(
+        self,
+        backend: AgentBackend,
+        binding: Binding,
+        *,
+        http: httpx.Client | None = None,
+        cards: CardCache | None = None,
+        header_timeout: float = HEADER_TIMEOUT_SECONDS,
+        idle_timeout: float = IDLE_TIMEOUT_SECONDS,
+        list_page_size: int = LIST_PAGE_SIZE,
+    ) -> None:
+        """Creates the client; nothing is sent until the first call.
+
+        Args:
+            backend: The agent backend.
+            binding: The binding whose identity calls the agent.
+            http: The HTTP client to use (tests may give one with its own
+                transport); the process-wide one when omitted.
+            cards: The card cache; the process-wide one when omitted.
+            header_timeout: Seconds within which response headers must arrive.
+            idle_timeout: Seconds a stream may go without an event before it is cut.
+            list_page_size: The pageSize of each ListTasks call.
+        """
+        self.backend = backend
+        self._list_page_size = list_page_size
+        self._binding = binding
+        self._transport = Transport(
+            http or _process_http(),
+            backend.name,
+            header_timeout=header_timeout,
+            idle_timeout=idle_timeout,
+        )
+        self._cards = cards or process_cards
+        self._card: AgentCard | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """Where every call goes."""
+        return self.backend.endpoint
+
+    def card(self) -> AgentCard:
+        """The agent's card, fetched on first use (or taken from the cache).
+
+        Raises:
+            CardUnusable: The card breaks a discovery rule.
+            DiscoveryFailed: The card could not be fetched.
+            CredentialsRejected: The card fetch got 401 or 403.
+        """
+        if self._card is None:
+            headers = self.base_headers()
+            card = self._cards.card(
+                self.endpoint, headers, lambda: fetch_card(self._transport, self.endpoint, headers)
+            )
+            if card.problems:
+                raise CardUnusable(
+                    card.problems[0], f"agent card of {self.backend.name}: {'; '.join(card.problems)}"
+                )
+            self._card = card
+        return self._card
+
+    @property
+    def protocol_version(self) -> wire.ProtocolVersion:
+        """The protocol version on the wire (reads the card)."""
+        version = self.card().protocol_version
+        assert version is not None  # a usable card has one
+        return version
+
+    @property
+    def supports_list_tasks(self) -> bool:
+        """Whether ListTasks may be called (A2A 1.0 only; reads the card)."""
+        return self.protocol_version == "1.0"
+
+    def send(self, message: OutgoingMessage, *, until: float | None = None) -> Iterator[StreamEvent]:
+        """Send one message with SendStreamingMessage and yield the agent's events.
+
+        A message with ``task_id`` is an answer to a paused task, which
+        changes what -32004 and -32603 mean. Events the model does not know
+        are skipped.
+
+        Args:
+            message: The message.
+            until: A ``time.monotonic()`` value at which the stream is closed
+                and the iteration ends quietly.
+
+        Raises:
+            AgentError: The classified failure (see ``shared.a2a.errors``).
+        """
+        version = self.protocol_version
+        kind = CallKind.ANSWER if message.task_id else CallKind.SEND
+        results = self._transport.stream(
+            self.endpoint,
+            Method.SEND_STREAMING.wire_name(version),
+            wire.send_params(message, version),
+            self._headers(message.extensions),
+            kind,
+            until,
+        )
+        yield from self._events(results)
+
+    def get_task(self, task_id: str, history_length: int | None = None) -> Task:
+        """Read a task with GetTask.
+
+        Raises:
+            SessionGone: The agent no longer knows the task (-32001).
+            AgentError: Another classified failure.
+        """
+        params: dict[str, Any] = {"id": task_id}
+        if history_length is not None:
+            params["historyLength"] = history_length
+        return self._task_call(Method.GET_TASK, params, CallKind.FOLLOW)
+
+    def subscribe(self, task_id: str, *, until: float | None = None) -> Iterator[StreamEvent]:
+        """Follow a running task with SubscribeToTask and yield its events.
+
+        Raises:
+            SessionGone: The agent no longer knows the task (-32001).
+            NotSent: For example -32004, which a2a-sdk answers for a task that has ended.
+            AgentError: Another classified failure.
+        """
+        version = self.protocol_version
+        results = self._transport.stream(
+            self.endpoint,
+            Method.SUBSCRIBE.wire_name(version),
+            {"id": task_id},
+            self._headers(()),
+            CallKind.FOLLOW,
+            until,
+        )
+        yield from self._events(results)
+
+    def cancel(self, task_id: str) -> Task:
+        """Cancel a task with CancelTask; returns the task as the agent reports it.
+
+        Raises:
+            AgentError: The classified failure (-32002, not cancelable, is a NotSent).
+        """
+        return self._task_call(Method.CANCEL, {"id": task_id}, CallKind.OTHER)
+
+    def list_tasks(self, context_id: str) -> list[Task]:
+        """The tasks of a context with their history (ListTasks, A2A 1.0 only).
+
+        Follows nextPageToken for up to ``LIST_PAGE_LIMIT`` pages. Artifacts
+        are not asked for, so the tasks carry none.
+
+        Raises:
+            MethodUnavailable: The agent speaks 0.3, which has no ListTasks.
+            AgentError: Another classified failure.
+        """
+        if not self.supports_list_tasks:
+            raise MethodUnavailable("ListTasks is not part of A2A 0.3")
+        tasks: list[Task] = []
+        token: str | None = None
+        for _ in range(LIST_PAGE_LIMIT):
+            params: dict[str, Any] = {"contextId": context_id, "pageSize": self._list_page_size}
+            if token:
+                params["pageToken"] = token
+            result = self._transport.call(
+                self.endpoint, Method.LIST_TASKS.wire_name("1.0"), params, self._headers(()), CallKind.OTHER
+            )
+            page, token = wire.list_page_from_json(result)
+            tasks += page
+            if not token:
+                break
+        return tasks
+
+    def task_holding_message(self, context_id: str, message_id: str) -> Task | None:
+        """The task of ``context_id`` whose history holds ``message_id``, if any (1.0 only).
+
+        This is how a turn whose outcome is unknown is found: only a message
+        in some task's history counts.
+
+        Raises:
+            MethodUnavailable: The agent speaks 0.3.
+            AgentError: Another classified failure.
+        """
+        for task in self.list_tasks(context_id):
+            if any(m.message_id == message_id for m in task.history):
+                return task
+        return None
+
+    def base_headers(self) -> dict[str, str]:
+        """The static headers and the identity header, as on every request."""
+        headers = httpx.Headers(self.backend.headers)
+        identity = self._binding.identity
+        if identity.token_secret_ref is not None:
+            headers["Authorization"] = f"Bearer {read_secret(identity.token_secret_ref.name)}"
+        else:
+            assert identity.user_id is not None  # the config allows exactly one
+            headers["X-User-Id"] = identity.user_id
+        return dict(headers.items())
+
+    def _headers(self, message_extensions: Iterable[str]) -> dict[str, str]:
+        return request_headers(self.base_headers(), self.card(), message_extensions)
+
+    def _task_call(self, method: Method, params: dict[str, Any], kind: CallKind) -> Task:
+        version = self.protocol_version
+        result = self._transport.call(
+            self.endpoint, method.wire_name(version), params, self._headers(()), kind
+        )
+        task = wire.task_from_json(result)
+        if task is None:
+            raise OutcomeUnknown(f"{method.wire_name(version)}: the result is not a task")
+        return task
+
+    def _events(self, results: Iterator[Any]) -> Iterator[StreamEvent]:
+        for result in results:
+            event = wire.event_from_json(result)
+            if event is None:
+                log.info("agent_event_skipped", agent=self.backend.name, keys=_keys(result))
+                continue
+            yield event
+
+
+def request_headers(
+    base: Mapping[str, str], card: AgentCard, message_extensions: Iterable[str]
+) -> dict[str, str]:
+    """The headers of one call: ``base`` plus version, extensions and trace context.
+
+    Args:
+        base: The static and identity headers (``AgentClient.base_headers``).
+        card: The agent's card.
+        message_extensions: The extensions the message sent names, if any.
+    """
+    headers = httpx.Headers(base)
+    if card.protocol_version == "1.0":
+        headers["A2A-Version"] = "1.0"
+    asked = [HITL_EXTENSION] if card.lists_hitl else []
+    extensions = list(dict.fromkeys([*asked, *message_extensions]))
+    if extensions:
+        headers["A2A-Extensions"] = ", ".join(extensions)
+        if card.protocol_version == "0.3":
+            headers["X-A2A-Extensions"] = headers["A2A-Extensions"]
+    trace = current_trace.get()
+    if trace is not None:
+        headers.update(trace.as_headers())
+    return dict(headers.items())
+
+
+def _keys(result: Any) -> list[str]:
+    return [str(k) for k in result] if isinstance(result, dict) else [type(result).__name__]

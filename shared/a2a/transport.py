@@ -1,0 +1,377 @@
+"""JSON-RPC over HTTP to one agent, with the contract's timing and error rules.
+
+Theory of operation: every call is one POST to the endpoint, with redirects
+never followed. Response headers must arrive within ``header_timeout``
+(httpx's read timeout covers the wait for them). A stream then reads with
+``idle_timeout`` instead: httpcore takes a body's read timeout from the
+request's timeout extension when the body is first read, so it is raised
+there, after the headers. Since a server's SSE keep-alive comments would
+reset a socket read timeout for ever, a watchdog thread also counts the time
+since the last A2A event and, past ``idle_timeout`` (or past the caller's
+``until``), shuts the socket down, which ends the blocked read at once.
+Failures are classified by the contract's Errors table: the HTTP status
+first, then a JSON-RPC error by its code and by what kind of call it
+answered, and a lost connection by whether an event had arrived. After the
+first event of a stream, every failure is ``StreamDropped``.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from enum import Enum
+from types import TracebackType
+from typing import Any
+
+import httpx
+import structlog
+from httpx_sse import EventSource, SSEError
+
+from shared.a2a import wire
+from shared.a2a.errors import (
+    AgentBusy,
+    AgentError,
+    AnswerRejected,
+    CredentialsRejected,
+    IdentityRefused,
+    NotSent,
+    OutcomeUnknown,
+    SessionGone,
+    StreamDropped,
+    parse_retry_after,
+)
+
+log = structlog.get_logger(__name__)
+
+HEADER_TIMEOUT_SECONDS = 30.0
+IDLE_TIMEOUT_SECONDS = 300.0
+
+
+class CallKind(Enum):
+    """What a call is for; the same JSON-RPC error means different things."""
+
+    SEND = "send"
+    """A new turn (SendStreamingMessage without taskId)."""
+    ANSWER = "answer"
+    """An answer to a paused task (SendStreamingMessage with taskId)."""
+    FOLLOW = "follow"
+    """GetTask or SubscribeToTask of a task Kourier follows."""
+    OTHER = "other"
+    """CancelTask, ListTasks."""
+
+
+_credential_rejections = 0
+_credential_lock = threading.Lock()
+
+
+def credential_rejections_total() -> int:
+    """How many 401/403 answers this process has counted.
+
+    Each is also logged as ``credential_rejected``, the log-based metric
+    ``agentkourier_credential_rejections_total``.
+    """
+    return _credential_rejections
+
+
+def _count_credential_rejection(agent: str, status: int) -> None:
+    global _credential_rejections
+    with _credential_lock:
+        _credential_rejections += 1
+    log.warning("credential_rejected", agent=agent, http_status=status)
+
+
+class Transport:
+    """Calls to one agent's endpoint."""
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        agent: str,
+        *,
+        header_timeout: float = HEADER_TIMEOUT_SECONDS,
+        idle_timeout: float = IDLE_TIMEOUT_SECONDS,
+    ) -> None:
+        """Creates the transport.
+
+        Args:
+            http: The HTTP client; its redirect and timeout settings are overridden per call.
+            agent: The agent's name, for logs.
+            header_timeout: Seconds within which response headers must arrive.
+            idle_timeout: Seconds a stream may go without an event before it is cut.
+        """
+        self._http = http
+        self._agent = agent
+        self.header_timeout = header_timeout
+        self.idle_timeout = idle_timeout
+
+    def get_json(self, url: str, headers: Mapping[str, str]) -> Any:
+        """GET a JSON document (the agent card).
+
+        Raises:
+            CredentialsRejected: On 401 or 403.
+            NotSent: On a redirect or another 4xx, or if no connection could be opened.
+            OutcomeUnknown: On 5xx, 408, 429, a timeout, a lost connection or a body that is not JSON.
+        """
+        try:
+            response = self._http.get(
+                url,
+                headers=dict(headers),
+                timeout=httpx.Timeout(self.header_timeout),
+                follow_redirects=False,
+            )
+        except httpx.HTTPError as error:
+            raise _connection_failure(error, self.header_timeout) from None
+        self._raise_for_status(response)
+        try:
+            return wire.loads(response.content)
+        except ValueError:
+            raise OutcomeUnknown(
+                f"{url} did not answer with JSON ({_content_type(response) or 'no content type'})",
+                http_status=response.status_code,
+            ) from None
+
+    def call(
+        self,
+        url: str,
+        method: str,
+        params: Mapping[str, Any],
+        headers: Mapping[str, str],
+        kind: CallKind,
+    ) -> Any:
+        """One JSON-RPC call that answers with one result.
+
+        Returns:
+            The JSON-RPC result.
+
+        Raises:
+            AgentError: The classified failure.
+        """
+        try:
+            response = self._http.post(
+                url,
+                json=_request(method, params),
+                headers={**headers, "Accept": "application/json"},
+                timeout=httpx.Timeout(self.header_timeout),
+                follow_redirects=False,
+            )
+        except httpx.HTTPError as error:
+            raise _connection_failure(error, self.header_timeout) from None
+        self._raise_for_status(response)
+        return _result(_json_body(response), method, kind, response)
+
+    def stream(
+        self,
+        url: str,
+        method: str,
+        params: Mapping[str, Any],
+        headers: Mapping[str, str],
+        kind: CallKind,
+        until: float | None = None,
+    ) -> Iterator[Any]:
+        """One streaming JSON-RPC call: yields each result as it arrives.
+
+        An answer that is plain JSON instead of SSE (as a2a-sdk sends errors)
+        is read the same way: an error is raised, a result is yielded.
+
+        Args:
+            url: The endpoint.
+            method: The JSON-RPC method.
+            params: Its params.
+            headers: The request headers.
+            kind: What the call is for.
+            until: A ``time.monotonic()`` value at which the stream is closed
+                and the iteration ends quietly (a caller's time budget).
+
+        Raises:
+            AgentError: The classified failure.
+        """
+        request = self._http.build_request(
+            "POST",
+            url,
+            json=_request(method, params),
+            headers={**headers, "Accept": "text/event-stream"},
+            timeout=httpx.Timeout(self.header_timeout),
+        )
+        try:
+            response = self._http.send(request, stream=True, follow_redirects=False)
+        except httpx.HTTPError as error:
+            raise _connection_failure(error, self.header_timeout) from None
+        try:
+            self._raise_for_status(response)
+            if _content_type(response) != "text/event-stream":
+                yield _result(_json_body(response), method, kind, response)
+                return
+            yield from self._events(response, method, kind, until)
+        finally:
+            response.close()
+
+    def _events(
+        self, response: httpx.Response, method: str, kind: CallKind, until: float | None
+    ) -> Iterator[Any]:
+        timeouts = response.request.extensions.get("timeout")
+        if isinstance(timeouts, dict):
+            timeouts["read"] = self.idle_timeout
+        seen_event = False
+        with _Watchdog(response, self.idle_timeout, until) as watchdog:
+            try:
+                for sse in EventSource(response).iter_sse():
+                    if not sse.data.strip():
+                        continue
+                    try:
+                        frame = wire.loads(sse.data)
+                    except ValueError:
+                        raise OutcomeUnknown(f"{method}: an event that is not JSON") from None
+                    result = _result(frame, method, kind, response)
+                    seen_event = True
+                    watchdog.event_arrived()
+                    yield result
+            except (httpx.HTTPError, SSEError) as error:
+                if not watchdog.cut:
+                    raise _stream_failure(seen_event, f"{method}: connection lost ({error!r})") from None
+            except AgentError as error:
+                if seen_event:
+                    raise StreamDropped(f"{method}: {error}", retry_after=error.retry_after) from None
+                raise
+            if watchdog.cut == "idle":
+                raise _stream_failure(
+                    seen_event, f"{method}: no event for {self.idle_timeout:g} s; the stream was cut"
+                )
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        retry_after = parse_retry_after(response.headers)
+        where = f"{response.request.method} {response.request.url}"
+        if 300 <= status < 400:
+            location = response.headers.get("location", "nowhere")
+            raise NotSent(
+                f"{where} answered with a redirect (HTTP {status} to {location}); "
+                "Agent Kourier follows no redirect",
+                http_status=status,
+                retry_after=retry_after,
+            )
+        if status in (401, 403):
+            _count_credential_rejection(self._agent, status)
+            raise CredentialsRejected(
+                f"{where} answered HTTP {status}", http_status=status, retry_after=retry_after
+            )
+        failure = OutcomeUnknown if status >= 500 or status in (408, 429) else NotSent
+        raise failure(f"{where} answered HTTP {status}", http_status=status, retry_after=retry_after)
+
+
+class _Watchdog:
+    """Shuts a stream's socket when no event came for ``idle`` seconds, or at ``until``.
+
+    ``cut`` says why it did: "idle", "until", or None while it has not.
+    Without a socket (a transport that is not a network one) it never cuts,
+    and the read timeout alone bounds the silence.
+    """
+
+    def __init__(self, response: httpx.Response, idle: float, until: float | None) -> None:
+        stream = response.extensions.get("network_stream")
+        self._socket = stream.get_extra_info("socket") if stream is not None else None
+        self._idle = idle
+        self._until = until
+        self._last_event = time.monotonic()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="a2a-stream-watchdog", daemon=True)
+        self.cut: str | None = None
+
+    def __enter__(self) -> _Watchdog:
+        if isinstance(self._socket, socket.socket):
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def event_arrived(self) -> None:
+        """Restart the idle count."""
+        self._last_event = time.monotonic()
+
+    def _watch(self) -> None:
+        while True:
+            idle_deadline = self._last_event + self._idle
+            deadline = idle_deadline if self._until is None else min(idle_deadline, self._until)
+            if self._stopped.wait(max(deadline - time.monotonic(), 0.0)):
+                return
+            now = time.monotonic()
+            if self._until is not None and now >= self._until:
+                self.cut = "until"
+            elif now >= self._last_event + self._idle:
+                self.cut = "idle"
+            else:
+                continue
+            try:
+                socket.socket.shutdown(self._socket, socket.SHUT_RDWR)  # type: ignore[arg-type]
+            except OSError:
+                pass  # already closed: the read has ended anyway
+            return
+
+
+def _request(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": dict(params)}
+
+
+def _content_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
+
+
+def _json_body(response: httpx.Response) -> Any:
+    try:
+        response.read()
+        return wire.loads(response.content)
+    except httpx.HTTPError as error:
+        raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
+    except ValueError:
+        raise OutcomeUnknown(
+            f"the answer is neither JSON nor an event stream ({_content_type(response) or 'no content type'})",
+            http_status=response.status_code,
+        ) from None
+
+
+def _result(frame: Any, method: str, kind: CallKind, response: httpx.Response) -> Any:
+    """The result of a JSON-RPC response, or its error classified."""
+    if isinstance(frame, Mapping) and "result" in frame:
+        return frame["result"]
+    error = frame.get("error") if isinstance(frame, Mapping) else None
+    if not isinstance(error, Mapping):
+        raise OutcomeUnknown(f"{method}: the answer is not a JSON-RPC response")
+    code = error.get("code")
+    message = error.get("message")
+    detail = f"{method}: JSON-RPC error {code}: {message}"
+    retry_after = parse_retry_after(response.headers)
+    failure: type[AgentError] = NotSent
+    if code == -31403:
+        failure = IdentityRefused
+    elif code == -32004 and kind in (CallKind.SEND, CallKind.ANSWER):
+        failure = AgentBusy
+    elif code == -32603 and kind == CallKind.ANSWER:
+        failure = AnswerRejected
+    elif code == -32001 and kind == CallKind.FOLLOW:
+        failure = SessionGone
+    raise failure(detail, retry_after=retry_after, rpc_code=code if isinstance(code, int) else None)
+
+
+def _connection_failure(error: httpx.HTTPError, header_timeout: float) -> AgentError:
+    """A call that got no answer: never sent if no connection opened, else unknown."""
+    if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)):
+        return NotSent(f"could not connect ({error!r})")
+    if isinstance(error, httpx.TimeoutException):
+        return OutcomeUnknown(f"no response headers within {header_timeout:g} s")
+    return OutcomeUnknown(f"connection lost before an answer ({error!r})")
+
+
+def _stream_failure(seen_event: bool, detail: str) -> AgentError:
+    return StreamDropped(detail) if seen_event else OutcomeUnknown(detail)
