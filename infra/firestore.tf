@@ -1,0 +1,65 @@
+# Firestore in Native mode: the functions' only state.
+#
+# Collections (created by the code on first write): kourier_sessions,
+# kourier_turns, kourier_events (Slack event de-duplication), kourier_users
+# (users.info cache), kourier_audit (approval decisions) and
+# kourier_questions. Event and user records expire through TTL policies on
+# expire_at; TTL fields are left unindexed, as Firestore advises for
+# timestamps that only grow. The reconcile sweep queries sessions by state
+# and age, which needs the composite index below.
+
+resource "google_firestore_database" "kourier" {
+  project                           = var.project_id
+  name                              = var.firestore.database
+  location_id                       = var.firestore.location
+  type                              = "FIRESTORE_NATIVE"
+  app_engine_integration_mode       = "DISABLED"
+  point_in_time_recovery_enablement = var.firestore.point_in_time_recovery ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
+  delete_protection_state           = var.firestore.deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
+  deletion_policy                   = var.firestore.deletion_protection ? "ABANDON" : "DELETE"
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_firestore_field" "expire_at" {
+  for_each = toset(["kourier_events", "kourier_users"])
+
+  project    = var.project_id
+  database   = google_firestore_database.kourier.name
+  collection = each.value
+  field      = "expire_at"
+
+  ttl_config {}
+  index_config {}
+}
+
+resource "google_firestore_index" "sessions_by_state_and_age" {
+  project    = var.project_id
+  database   = google_firestore_database.kourier.name
+  collection = "kourier_sessions"
+
+  fields {
+    field_path = "state"
+    order      = "ASCENDING"
+  }
+
+  fields {
+    field_path = "updated_at"
+    order      = "ASCENDING"
+  }
+}
+
+# Document access, limited to this database by an IAM condition.
+resource "google_project_iam_member" "firestore_user" {
+  for_each = local.function_names
+
+  project = var.project_id
+  role    = "roles/datastore.user"
+  member  = google_service_account.function[each.key].member
+
+  condition {
+    title       = "kourier-database-only"
+    description = "Only the Agent Kourier Firestore database"
+    expression  = "resource.name == \"projects/${var.project_id}/databases/${google_firestore_database.kourier.name}\""
+  }
+}

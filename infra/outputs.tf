@@ -1,0 +1,37 @@
+output "slack_events_url" {
+  description = "Paste into the Slack app: Event Subscriptions > Request URL."
+  value       = local.slack_events_url
+}
+
+output "slack_interactivity_url" {
+  description = "Paste into the Slack app: Interactivity & Shortcuts > Request URL."
+  value       = local.slack_interactivity_url
+}
+
+output "slack_app_manifest" {
+  description = "Slack app manifest (YAML) with both request URLs, bot scopes and event subscriptions: Create New App > From a manifest."
+  value = templatefile("${path.module}/slack-manifest.yaml", {
+    events_url        = local.slack_events_url
+    interactivity_url = local.slack_interactivity_url
+  })
+}
+
+output "health_check_url" {
+  description = "GET it after deploying: chat_ingress answers {\"ok\": true, ...} when it can reach Firestore."
+  value       = "${local.function_urls.chat_ingress}/healthz"
+}
+
+output "secrets" {
+  description = "Environment variable => Secret Manager secret ID. Add each value with: printf %s VALUE | gcloud secrets versions add SECRET_ID --data-file=-"
+  value       = local.secrets
+}
+
+output "function_urls" {
+  description = "Entry point => URL of each function."
+  value       = local.function_urls
+}
+
+output "turns_dead_letter_subscription" {
+  description = "Pull subscription holding turns that turn_send failed turn_max_delivery_attempts times (kept 7 days)."
+  value       = google_pubsub_subscription.turns_dead_letter.id
+}

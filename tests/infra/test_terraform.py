@@ -1,0 +1,202 @@
+"""Offline checks of infra/: every file parses, every variable is documented,
+every entry point Terraform deploys exists in functions/main.py, every
+environment variable it sets is one the code reads, and checkov finds
+nothing to fix.
+
+No provider can be downloaded here, so ``terraform validate`` cannot run;
+these checks read the files themselves (with checkov's python-hcl2).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.settings import Settings
+from tests.infra.layout import INFRA_DIR, REPO_ROOT
+
+MAIN_PY = REPO_ROOT / "functions" / "main.py"
+
+# The product's five functions (functions/main.py).
+ENTRY_POINTS = {"chat_ingress", "turn_send", "stream_follow", "reconcile", "timeout"}
+
+
+def blocks(
+    files: dict[str, dict[str, Any]], kind: str
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(file, name, body) of each top-level block of ``kind`` (variable, module, ...)."""
+    for path, result in files.items():
+        for block in result.get("parsed", {}).get(kind, []):
+            for name, body in block.items():
+                yield path, name, body
+
+
+def first(value: Any) -> Any:
+    """An attribute's value (python-hcl2 wraps each attribute in a list)."""
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+def attribute_values(body: Any, key: str) -> Iterator[Any]:
+    """Every value of attribute ``key`` anywhere inside a block body."""
+    if isinstance(body, dict):
+        for name, value in body.items():
+            if name == key:
+                yield first(value)
+            else:
+                yield from attribute_values(value, key)
+    elif isinstance(body, list):
+        for item in body:
+            yield from attribute_values(item, key)
+
+
+def local_value(files: dict[str, dict[str, Any]], name: str) -> Any:
+    """The value of ``local.<name>``."""
+    for result in files.values():
+        for block in result.get("parsed", {}).get("locals", []):
+            if name in block:
+                return first(block[name])
+    raise AssertionError(f"infra/ defines no local.{name}")
+
+
+def deployed_entry_points(files: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Entry point => the block that deploys it.
+
+    A literal ``entry_point`` names itself; ``each.key`` names the keys of the
+    local map the block's for_each iterates; ``var.…`` is a module input,
+    named where the module is called.
+    """
+    found: dict[str, str] = {}
+    for kind in ("resource", "module"):
+        for path, name, body in blocks(files, kind):
+            for value in attribute_values(body, "entry_point"):
+                where = f"{path}: {kind} {name}"
+                if isinstance(value, str) and "${" not in value:
+                    found[value] = where
+                elif value == "${each.key}":
+                    for_each = str(first(body.get("for_each", "")))
+                    local_maps = re.findall(r"local\.(\w+)", for_each)
+                    assert len(local_maps) == 1, (
+                        f"{where}: cannot tell which map for_each iterates: {for_each}"
+                    )
+                    found.update({key: where for key in local_value(files, local_maps[0])})
+                elif not (isinstance(value, str) and value.startswith("${var.")):
+                    raise AssertionError(f"{where}: cannot read entry_point {value!r}")
+    return found
+
+
+def top_level_functions(source: Path) -> set[str]:
+    """Names of the functions defined at the top level of a Python file."""
+    tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
+    return {
+        node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+
+
+def test_every_terraform_file_parses(terraform_files: dict[str, dict[str, Any]]) -> None:
+    assert {"versions.tf", "variables.tf", "outputs.tf", "modules/function/main.tf"} <= set(
+        terraform_files
+    )
+    errors = {
+        path: result["error"] for path, result in terraform_files.items() if "error" in result
+    }
+    assert errors == {}, "these Terraform files do not parse:\n" + "\n".join(
+        f"{p}: {e}" for p, e in errors.items()
+    )
+
+
+def test_every_variable_has_a_type_and_a_description(
+    terraform_files: dict[str, dict[str, Any]],
+) -> None:
+    variables = list(blocks(terraform_files, "variable"))
+    assert len(variables) > 10, "found too few variables: is infra/ parsed?"
+    problems = [
+        f"{path}: variable {name!r} has no {field}"
+        for path, name, body in variables
+        for field in ("type", "description")
+        if not str(first(body.get(field, ""))).strip()
+    ]
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_deployed_entry_point_is_a_top_level_function_of_main_py(
+    terraform_files: dict[str, dict[str, Any]],
+) -> None:
+    deployed = deployed_entry_points(terraform_files)
+    assert set(deployed) == ENTRY_POINTS, (
+        f"Terraform deploys {sorted(deployed)}, the product has {sorted(ENTRY_POINTS)}"
+    )
+    if not MAIN_PY.is_file():
+        pytest.fail(
+            f"{MAIN_PY.relative_to(REPO_ROOT)} does not exist; "
+            f"it must define {sorted(ENTRY_POINTS)}"
+        )
+    missing = {
+        name: where for name, where in deployed.items() if name not in top_level_functions(MAIN_PY)
+    }
+    assert missing == {}, "\n".join(
+        f"{where}: entry point {name!r} is not a top-level function of functions/main.py"
+        for name, where in missing.items()
+    )
+
+
+def test_every_environment_variable_set_is_a_setting() -> None:
+    settings = {field.alias for field in Settings.model_fields.values()}
+    names = {
+        f"{path.relative_to(INFRA_DIR)}: {name}"
+        for path in INFRA_DIR.rglob("*.tf")
+        for name in re.findall(
+            r"\b(?:KOURIER|SLACK|GOOGLE_CLOUD)_[A-Z0-9_]*[A-Z0-9]\b", path.read_text()
+        )
+        if name not in settings and not name.startswith("KOURIER_SECRET_")
+    }
+    assert any("KOURIER_CONFIG" in path.read_text() for path in INFRA_DIR.rglob("*.tf"))
+    assert names == set(), f"not read by shared/settings.py: {sorted(names)}"
+
+
+def test_checkov_finds_no_failed_check_and_every_skip_says_why(checkov_bin: Path) -> None:
+    environment = {key: value for key, value in os.environ.items() if key != "BC_API_KEY"}
+    environment["CKV_SKIP_PACKAGE_UPDATE_CHECK"] = "true"
+    result = subprocess.run(
+        [
+            str(checkov_bin / "checkov"),
+            "--directory",
+            str(INFRA_DIR),
+            "--framework",
+            "terraform",
+            "--skip-download",
+            "--compact",
+            "--output",
+            "json",
+        ],
+        check=False,  # checkov exits 1 on a failed check; the report says which
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
+    )
+    assert result.stdout.strip(), (
+        f"checkov printed nothing (exit {result.returncode}):\n{result.stderr}"
+    )
+    report = json.loads(result.stdout)
+    summary = report["summary"]
+    assert summary["parsing_errors"] == 0, summary
+    assert summary["passed"] > 0, f"checkov checked nothing: {summary}"
+    failed = [
+        f"{c['check_id']} {c['resource']} ({c['file_path']}): {c['check_name']}"
+        for c in report["results"]["failed_checks"]
+    ]
+    assert failed == [], "checkov failed checks:\n" + "\n".join(failed)
+    unexplained = [
+        f"{c['check_id']} {c['resource']}"
+        for c in report["results"]["skipped_checks"]
+        if not (c["check_result"].get("suppress_comment") or "").strip()
+    ]
+    assert unexplained == [], f"skipped without a reason: {unexplained}"
