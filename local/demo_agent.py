@@ -127,8 +127,7 @@ class DemoAgentExecutor(AgentExecutor):
 
         self._turns_by_context[task.context_id] += 1
         turn = self._turns_by_context[task.context_id]
-        received = context.get_user_input()
-        written = strip_actor_prefix(received).strip()
+        written = strip_actor_prefix(context.get_user_input()).strip()
         word_count = len(written.split())
         run_seconds = long_run_seconds(written)
         call_id = f"call-{uuid.uuid4().hex[:12]}"
@@ -148,22 +147,11 @@ class DemoAgentExecutor(AgentExecutor):
         await emit([new_text_part(" You wrote:\n\n")])
         await emit([new_text_part(_quote(written))])
         await emit([new_text_part("\n\nLet me count its words with a tool.")])
-        await emit(
-            [
-                _tool_part(
-                    "function_call", {"id": call_id, "name": TOOL_NAME, "args": {"text": written}}
-                )
-            ]
-        )
+        tool_call = {"id": call_id, "name": TOOL_NAME, "args": {"text": written}}
+        await emit([_tool_part("function_call", tool_call)])
         await self._run_tool(updater, run_seconds)
-        await emit(
-            [
-                _tool_part(
-                    "function_response",
-                    {"id": call_id, "name": TOOL_NAME, "response": {"words": word_count}},
-                )
-            ]
-        )
+        tool_result = {"id": call_id, "name": TOOL_NAME, "response": {"words": word_count}}
+        await emit([_tool_part("function_response", tool_result)])
         words = "word" if word_count == 1 else "words"
         await emit([new_text_part(f"\n\nYour message has {word_count} {words}.")])
         await emit([new_text_part(" That is all for this turn.")], last=True)
