@@ -1,21 +1,24 @@
-"""turn_send: carrying a session's turns to the agent, one at a time.
+"""Who carries which turn: claiming a session, resuming, releasing.
 
 Theory of operation: Pub/Sub delivers at least once and in no particular
 order, so a delivery names a session and a turn only as a *trigger*: the
 function then claims the session's next turn itself. The claim is a write
-guarded by a precondition that sets ``active_turn`` with a lease; while the
-lease holds, no other function starts a turn in that thread (one task per
-context), and deliveries that find it held are acknowledged. The carrier
-renews the lease while it follows the stream. When it finishes it marks the
-turn done, releases the session and publishes a trigger for the next waiting
-turn. A carrier that dies stops renewing its lease; the reconcile sweep then
-triggers the session again and the next claim takes the turn over, sending
-the same message again with the same messageId.
+guarded by a precondition that sets ``active_turn`` with a lease and bumps
+the session's ``generation``; while the lease holds, no other function
+starts a turn in that thread (one task per context), and deliveries that
+find it held are acknowledged. The carrier renews the lease with its
+checkpoints. A hand-over or timer (a Cloud Task) resumes the turn only if
+the session's generation is still the one it was scheduled with, and bumps
+it, so a duplicate delivery does nothing. When the turn ends, the session is
+released and the next waiting turn is triggered. A carrier that dies stops
+renewing its lease; the reconcile sweep triggers the session again and the
+next claim takes the turn over from its last checkpoint.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from datetime import timedelta
 
 import structlog
@@ -24,7 +27,7 @@ from shared.config import AgentBackend, load_config
 from shared.handoff import publish_turn
 from shared.settings import get_settings
 from shared.store import Session, Store, Turn, get_store, now
-from shared.turn import carry_turn
+from shared.turn import TurnRun
 
 log = structlog.get_logger()
 
@@ -40,6 +43,11 @@ def lease_length() -> timedelta:
     return timedelta(seconds=get_settings().follow_budget_seconds + 60)
 
 
+def function_deadline() -> float:
+    """The monotonic time by which this function hands over."""
+    return time.monotonic() + get_settings().follow_budget_seconds
+
+
 def on_turn_published(session_id: str, turn_id: str) -> None:
     """A trigger from the turns topic: carry the session's next turn, if it is free."""
     store = get_store()
@@ -48,8 +56,28 @@ def on_turn_published(session_id: str, turn_id: str) -> None:
         return
     session, turn = claimed
     if turn.status != "done":
-        carry_turn(store, session, turn)
-    release(store, session_id, turn.id)
+        TurnRun(store, session, turn, function_deadline()).start()
+    release_if_done(store, session_id, turn.id)
+
+
+def on_resume(session_id: str, turn_id: str, generation: int, timer: str | None) -> None:
+    """A hand-over (``timer`` None) or a timer: continue the turn if still ours."""
+    store = get_store()
+
+    def claim(current: Session | None) -> Session | None:
+        if current is None or current.active_turn != turn_id or current.generation != generation:
+            return None  # stale or duplicate delivery
+        current.generation += 1
+        current.lease_until = now() + lease_length()
+        return current
+
+    session = store.change_session(session_id, claim)
+    turn = store.turn(turn_id)
+    if session is None or turn is None:
+        return
+    if turn.status != "done":
+        TurnRun(store, session, turn, function_deadline()).resume(timer)
+    release_if_done(store, session_id, turn_id)
 
 
 def claim_next_turn(store: Store, session_id: str, trigger_turn_id: str) -> tuple[Session, Turn] | None:
@@ -85,6 +113,7 @@ def claim_next_turn(store: Store, session_id: str, trigger_turn_id: str) -> tupl
         if session.backend_incarnation != incarnation:
             session.backend_incarnation, session.context_id = incarnation, None
         session.active_turn, session.lease_until = chosen[0], at + lease_length()
+        session.generation += 1
         return session
 
     session = store.change_session(session_id, decide)
@@ -95,13 +124,17 @@ def claim_next_turn(store: Store, session_id: str, trigger_turn_id: str) -> tupl
     return session, turn
 
 
-def release(store: Store, session_id: str, turn_id: str) -> None:
-    """End the claim of ``turn_id`` and trigger the next waiting turn."""
+def release_if_done(store: Store, session_id: str, turn_id: str) -> None:
+    """If the turn has ended, free the session and trigger the next waiting turn."""
+    turn = store.turn(turn_id)
+    if turn is None or turn.status != "done":
+        return
 
     def decide(current: Session | None) -> Session | None:
         if current is None or current.active_turn != turn_id:
             return None
         current.active_turn, current.lease_until, current.task_id = None, None, None
+        current.generation += 1
         return current
 
     store.change_session(session_id, decide)

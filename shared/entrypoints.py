@@ -50,8 +50,10 @@ def turn_send(event: CloudEvent) -> None:
 
 
 def stream_follow(request: Request) -> Response:
-    """Resume following a stream (not used until streams hand over)."""
-    return _task_call(request, lambda body: None)
+    """Resume a turn that an earlier function handed over near its deadline."""
+    return _task_call(
+        request, lambda body: engine.on_resume(body["session_id"], body["turn_id"], body["generation"], None)
+    )
 
 
 def reconcile(request: Request) -> Response:
@@ -60,8 +62,11 @@ def reconcile(request: Request) -> Response:
 
 
 def timeout(request: Request) -> Response:
-    """A timer fired."""
-    return _task_call(request, lambda body: None)
+    """A turn's timer fired (a backoff or a poll ended)."""
+    return _task_call(
+        request,
+        lambda body: engine.on_resume(body["session_id"], body["turn_id"], body["generation"], body["timer"]),
+    )
 
 
 def _task_call(request: Request, work: Callable[[dict[str, Any]], None]) -> Response:

@@ -59,6 +59,20 @@ class Settings(BaseSettings):
 
     follow_budget_seconds: float = Field(480.0, alias="KOURIER_FOLLOW_BUDGET_SECONDS")
 
+    # The turn engine's delays and limits (seconds), per the agent contract.
+    backoff_start_seconds: float = Field(1.0, alias="KOURIER_BACKOFF_START_SECONDS")
+    backoff_cap_seconds: float = Field(60.0, alias="KOURIER_BACKOFF_CAP_SECONDS")
+    poll_cap_seconds: float = Field(60.0, alias="KOURIER_POLL_CAP_SECONDS")
+    busy_notice_seconds: float = Field(120.0, alias="KOURIER_BUSY_NOTICE_SECONDS")
+    give_up_seconds: float = Field(900.0, alias="KOURIER_GIVE_UP_SECONDS")
+    no_sign_of_life_seconds: float = Field(3600.0, alias="KOURIER_NO_SIGN_OF_LIFE_SECONDS")
+    reread_after_drop_seconds: float = Field(1.0, alias="KOURIER_REREAD_AFTER_DROP_SECONDS")
+    # Waits up to this long happen inside the function; longer ones are a
+    # Cloud Task to ``timeout``, so no function idles through a backoff.
+    inline_wait_seconds: float = Field(5.0, alias="KOURIER_INLINE_WAIT_SECONDS")
+    # At most one checkpoint write per this many seconds while a stream runs.
+    checkpoint_seconds: float = Field(5.0, alias="KOURIER_CHECKPOINT_SECONDS")
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:

@@ -57,6 +57,11 @@ class Turn:
     status: TurnStatus = "received"
     outcome: str | None = None
     task_id: str | None = None
+    attempted: bool = False
+    """A function began sending it (its outcome is unknown if that one died)."""
+    checkpoint: str | None = None
+    """JSON of the carrying function's checkpoint (see shared.turn)."""
+    created_at: datetime | None = None
 
     @property
     def message_id(self) -> str:
@@ -77,6 +82,8 @@ class Session:
     active_turn: str | None = None
     lease_until: datetime | None = None
     task_id: str | None = None
+    generation: int = 0
+    """Bumped by every claim, hand-over and timer: a stale Cloud Task finds it moved on."""
     updated_at: datetime = field(default_factory=now)
 
     def lease_expired(self, at: datetime) -> bool:
@@ -106,7 +113,8 @@ class Store:
         """Store a new turn; if the chat message was stored before, return that one."""
         ref = self._db.collection(TURNS).document(turn.id)
         try:
-            ref.create({**asdict(turn), "created_at": now()})
+            turn.created_at = now()
+            ref.create(asdict(turn))
         except AlreadyExists:
             existing = self.turn(turn.id)
             assert existing is not None
@@ -169,6 +177,17 @@ class Store:
                 continue
             return wanted
         raise RuntimeError(f"session {session_id} kept changing under us")
+
+    def renew_lease(self, session_id: str, turn_id: str, lease: timedelta) -> None:
+        """Extend the claim of the turn being carried (nothing if it moved on)."""
+
+        def renew(current: Session | None) -> Session | None:
+            if current is None or current.active_turn != turn_id:
+                return None
+            current.lease_until = now() + lease
+            return current
+
+        self.change_session(session_id, renew)
 
     def stale_sessions(self, at: datetime) -> list[Session]:
         """Sessions whose active turn's lease has run out (their function died)."""

@@ -1,161 +1,464 @@
-"""Carrying one turn: send it, follow its stream, show the reply, settle it.
+"""Carrying one turn: the I/O around the pure turn machine.
 
-Theory of operation: the agent's events are fed, in arrival order, to the
-pure ``ReplyAssembler``, which says what changed for the person (text
-appended or replaced, steps started or finished); ``ThreadReply`` shows it.
-The session learns the agent's contextId and task as soon as an event names
-them. When the stream ends without a settled task, the task is read once
-with GetTask and its snapshot fed the same way (a snapshot never repeats
-what the stream showed). The turn ends with at most one notice, in the
-contract's words, and never with an agent's own error message.
+Theory of operation: ``TurnRun`` performs the actions ``TurnMachine``
+decides (send, subscribe, read, look up, cancel, wait, notify, finish) and
+feeds back what happened. Every event of the agent also goes, in arrival
+order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
+Slack. What a run must not forget is its *checkpoint*, kept on the turn's
+document: the machine's state, the assembler's state (what was delivered),
+the reply's state, ``observed_at`` and ``caught_up``. It is written when the
+task is first named, at most every few seconds while a stream runs
+(coalesced, so a long answer costs a bounded number of writes), and whenever
+the run stops before the turn ends.
+
+A run stops before the end in two ways. Near its function's deadline it
+hands over: it checkpoints and schedules ``stream_follow`` through a Cloud
+Task, which resumes with GetTask and SubscribeToTask. For a long wait (a
+backoff, a poll) it schedules ``timeout`` at the wake-up time. Both tasks
+carry a deterministic name, so a hand-over or timer made twice runs once,
+and both carry the session's ``generation``: a delivery whose generation is
+not the session's current one is stale and does nothing.
 """
 
 from __future__ import annotations
+
+import json
+import random
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import structlog
 
 from shared.a2a.client import AgentClient
 from shared.a2a.errors import (
+    AgentBusy,
     AgentError,
+    CardUnusable,
     CredentialsRejected,
     DiscoveryFailed,
     IdentityRefused,
+    OutcomeUnknown,
     SessionGone,
+    StreamDropped,
 )
 from shared.config import load_config
 from shared.core import notices
-from shared.core.model import ArtifactUpdate, Message, OutgoingMessage, Role, StreamEvent, Task, TaskState, TaskStatus
-from shared.core.outcome import failure_category
+from shared.core.model import Message, OutgoingMessage, Role, StreamEvent, Task, TaskStatus
+from shared.core.outcome import final_notice
 from shared.core.reply import ReplyAssembler, StepFinished, StepStarted, TextAppended, TextReplaced
-from shared.settings import get_settings
+from shared.core.turn_machine import (
+    Action,
+    CallFailed,
+    Cancel,
+    Event,
+    Failure,
+    Finish,
+    LookedUp,
+    LookUp,
+    Notify,
+    Phase,
+    ReadTask,
+    Send,
+    Started,
+    StreamClosed,
+    StreamEventSeen,
+    Subscribe,
+    TaskRead,
+    TimerFired,
+    TurnMachine,
+    TurnState,
+    TurnTimings,
+    WaitUntil,
+    resume_state,
+)
+from shared.handoff import schedule_call
+from shared.settings import Settings, get_settings
 from shared.slack.people import actor_for, turn_text
 from shared.slack.reply import ThreadReply, summarize
 from shared.slack.web import slack_client
-from shared.store import Session, Store, Turn
+from shared.store import Session, Store, Turn, now
 
 log = structlog.get_logger()
 
 
-def carry_turn(store: Store, session: Session, turn: Turn) -> None:
-    """Send ``turn`` to the agent and show its reply in the thread."""
-    config = load_config(get_settings().config_path)
-    binding = config.binding(turn.binding)
-    backend = config.backend(binding.agent_backend)
-    actor = actor_for(store, turn.user)
-    message = OutgoingMessage(
-        message_id=turn.message_id,
-        text=turn_text(actor, turn.text),
-        context_id=session.context_id,
-        actor=actor,
+def timings(settings: Settings) -> TurnTimings:
+    """The machine's delays, from the settings."""
+    return TurnTimings(
+        backoff_start=settings.backoff_start_seconds,
+        backoff_cap=settings.backoff_cap_seconds,
+        poll_cap=settings.poll_cap_seconds,
+        busy_notice_after=settings.busy_notice_seconds,
+        give_up_after=settings.give_up_seconds,
+        no_sign_of_life=settings.no_sign_of_life_seconds,
+        reread_after_drop=settings.reread_after_drop_seconds,
     )
-    store.set_turn(turn.id, status="running")
-    reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
-    reply.working()
-    follower = _Follower(store, session, turn, reply)
-    client = AgentClient(backend, binding)
-    outcome = "failed"
-    try:
-        for event in client.send(message):
-            follower.feed(event, snapshot=False)
-        if follower.task_id and not follower.settled:
-            follower.feed(client.get_task(follower.task_id), snapshot=True)
-        outcome = follower.conclude()
-    except (CredentialsRejected, IdentityRefused, DiscoveryFailed) as error:
-        log.warning("turn_failed", turn=turn.id, error=type(error).__name__)
-        reply.notice(notices.turn_failed(error.reason))
-    except SessionGone:
-        store.change_session(session.id, _forget_context)
-        reply.notice(notices.SESSION_GONE)
-    except AgentError as error:
-        log.warning("turn_failed", turn=turn.id, error=type(error).__name__)
-        reply.notice(notices.turn_failed(notices.UNREACHABLE))
-    store.set_turn(turn.id, status="done", outcome=outcome, task_id=follower.task_id)
 
 
-def _forget_context(current: Session | None) -> Session | None:
-    if current is None:
-        return None
-    current.context_id = None
-    return current
+def classify(error: AgentError) -> Failure:
+    """The machine's name for a classified A2A failure."""
+    table: list[tuple[type[AgentError], Failure]] = [
+        (CredentialsRejected, Failure.CREDENTIALS),
+        (IdentityRefused, Failure.IDENTITY),
+        (CardUnusable, Failure.REFUSED),
+        (DiscoveryFailed, Failure.UNREACHABLE),
+        (AgentBusy, Failure.BUSY),
+        (SessionGone, Failure.SESSION_GONE),
+        (StreamDropped, Failure.DROPPED),
+        (OutcomeUnknown, Failure.UNKNOWN),
+    ]
+    return next((failure for kind, failure in table if isinstance(error, kind)), Failure.NOT_SENT)
 
 
-class _Follower:
-    """Feeds one turn's events to the assembler and the thread."""
+class TurnRun:
+    """One function's part in carrying one turn."""
 
-    def __init__(self, store: Store, session: Session, turn: Turn, reply: ThreadReply) -> None:
-        self._store = store
-        self._session = session
-        self._turn = turn
-        self._reply = reply
-        self._assembler = ReplyAssembler()
-        self.task_id: str | None = None
-        self.state: TaskState | None = None
+    def __init__(self, store: Store, session: Session, turn: Turn, deadline: float) -> None:
+        self.settings = get_settings()
+        self.store, self.session, self.turn = store, session, turn
+        self.deadline = deadline
+        config = load_config(self.settings.config_path)
+        binding = config.binding(turn.binding)
+        self.client = AgentClient(config.backend(binding.agent_backend), binding)
+        self.reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
+        self.assembler = ReplyAssembler()
+        self.machine: TurnMachine | None = None
         self.status: TaskStatus | None = None
-        self.message_reply = False
+        self.last_snapshot: str | None = None
+        self._last_checkpoint = 0.0
 
-    @property
-    def settled(self) -> bool:
-        """Whether the turn has reached a state it can end in."""
-        return self.message_reply or (self.state is not None and self.state.settles_stream)
+    # Entry points -------------------------------------------------------------
 
-    def feed(self, event: StreamEvent, snapshot: bool) -> None:
-        if isinstance(event, Message):
-            if event.role != Role.AGENT or event.task_id or self.task_id:
-                return  # only a reply that is the whole turn counts
-            self.message_reply = True
+    def start(self) -> None:
+        """Carry the turn from the beginning, or take over one whose function died."""
+        if self.turn.checkpoint:
+            self._restore(json.loads(self.turn.checkpoint), resumed=True)
+            self._run(self._resume_actions())
+            return
+        self.store.set_turn(self.turn.id, status="running")
+        self.reply.working()
+        self.machine = self._new_machine()
+        try:
+            first: Event = Started(protocol=self.client.protocol_version, can_subscribe=True)
+        except AgentError as error:
+            self._run(self._handle(CallFailed(classify(error), error.retry_after, error.reason)))
+            return
+        if self.turn.attempted:
+            # An earlier function began this turn and died before its first
+            # checkpoint: whether the agent got it is unknown.
+            self.machine.handle(first, time.time())
+            first = CallFailed(Failure.UNKNOWN)
+        self.store.set_turn(self.turn.id, attempted=True)
+        self._run(self._handle(first))
+
+    def resume(self, timer: str | None) -> None:
+        """Continue from the checkpoint: after a hand-over, or when a timer fired."""
+        if not self.turn.checkpoint:
+            return
+        self._restore(json.loads(self.turn.checkpoint), resumed=timer is None)
+        if timer is None:
+            self._run(self._resume_actions())
         else:
-            task_id = event.id if isinstance(event, Task) else event.task_id
-            if task_id and not self.task_id:
-                self.task_id = task_id
-            self.status = event.status if not isinstance(event, ArtifactUpdate) else self.status
-            self.state = self.status.state if self.status else None
+            self._run(self._handle(TimerFired(timer)))
+
+    # The loop -------------------------------------------------------------------
+
+    def _run(self, actions: list[Action]) -> None:
+        pending = deque(actions)
+        while pending:
+            if time.monotonic() >= self.deadline:
+                self._hand_over()
+                return
+            action = pending.popleft()
+            match action:
+                case Send():
+                    pending.extend(self._follow(lambda: self.client.send(self._message(), until=self.deadline)))
+                case Subscribe():
+                    task_id = self._task_id()
+                    pending.extend(self._follow(lambda: self.client.subscribe(task_id, until=self.deadline)))
+                case ReadTask():
+                    pending.extend(self._read_task())
+                case LookUp():
+                    pending.extend(self._look_up())
+                case Cancel():
+                    self._cancel()
+                case WaitUntil(at=at, timer=timer):
+                    if at - time.time() <= self.settings.inline_wait_seconds and (
+                        time.monotonic() + (at - time.time()) < self.deadline
+                    ):
+                        time.sleep(max(0.0, at - time.time()))
+                        pending.extend(self._handle(TimerFired(timer)))
+                    else:
+                        self._sleep_until(at, timer)
+                        return
+                case Notify(text=text):
+                    self.reply.notice(text)
+                case Finish(outcome=outcome):
+                    self._finish(outcome)
+                    return
+
+    def _handle(self, event: Event) -> list[Action]:
+        assert self.machine is not None
+        return self.machine.handle(event, time.time(), random.random())
+
+    def _follow(self, open_stream: Callable[[], Iterator[StreamEvent]]) -> list[Action]:
+        actions: list[Action] = []
+        try:
+            for event in open_stream():
+                actions.extend(self._observe(event))
+                self._checkpoint_now(force=self._named_task_just_now(event))
+            if time.monotonic() >= self.deadline:
+                return actions  # cut at the deadline: the loop hands over
+            return actions + self._handle(StreamClosed())
+        except AgentError as error:
+            log.info("a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error))
+            if isinstance(error, CredentialsRejected):
+                log.warning("credential_rejected", backend=self.client.backend.name)
+            return actions + self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+
+    def _observe(self, event: StreamEvent) -> list[Action]:
+        """Show what an event changes, learn its ids, and tell the machine."""
+        message_reply = isinstance(event, Message) and event.role == Role.AGENT and not event.task_id
+        task_id = event.id if isinstance(event, Task) else getattr(event, "task_id", None)
+        status = getattr(event, "status", None)
+        if status is not None:
+            self.status = status
+        if isinstance(event, Task):
+            self.last_snapshot = _fingerprint(event)
+        self._show(self.assembler.feed(event))
         self._learn_context(event.context_id)
-        for change in self._assembler.feed(event, source="snapshot" if snapshot else "stream"):
+        return self._handle(
+            StreamEventSeen(
+                task_id=task_id,
+                state=status.state if status is not None else None,
+                full_task=isinstance(event, Task),
+                message_reply=message_reply,
+            )
+        )
+
+    def _named_task_just_now(self, event: StreamEvent) -> bool:
+        assert self.machine is not None
+        task_id = self.machine.state.task_id
+        if task_id and self.session.task_id != task_id:
+            self.session.task_id = task_id
+            return True
+        return False
+
+    def _read_task(self) -> list[Action]:
+        try:
+            task = self.client.get_task(self._task_id())
+        except AgentError as error:
+            return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+        changed = _fingerprint(task) != self.last_snapshot
+        self.last_snapshot = _fingerprint(task)
+        self.status = task.status
+        self._show(self.assembler.feed(task))
+        self._learn_context(task.context_id)
+        self._checkpoint_now(force=False)
+        return self._handle(TaskRead(task.status.state, changed))
+
+    def _look_up(self) -> list[Action]:
+        context_id = self.session.context_id
+        if not context_id:
+            return self._handle(LookedUp(None))
+        try:
+            task = self.client.task_holding_message(context_id, self.turn.message_id)
+        except AgentError as error:
+            return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+        return self._handle(LookedUp(task.id if task else None))
+
+    def _cancel(self) -> None:
+        task_id = self.machine.state.task_id if self.machine else None
+        if not task_id:
+            return
+        for attempt in range(3):
+            try:
+                self.client.cancel(task_id)
+                return
+            except AgentError as error:
+                log.warning("cancel_failed", turn=self.turn.id, attempt=attempt, error=type(error).__name__)
+                time.sleep(0.5 * (attempt + 1))
+
+    # Showing ------------------------------------------------------------------
+
+    def _show(self, changes: list[Any]) -> None:
+        for change in changes:
             if isinstance(change, TextAppended):
-                self._reply.append(change.text)
+                self.reply.append(change.text)
             elif isinstance(change, TextReplaced):
-                self._reply.replace(change.text)
+                self.reply.replace(change.text)
             elif isinstance(change, StepStarted):
-                self._reply.step_started(change.call_id, change.name, summarize(change.args))
+                self.reply.step_started(change.call_id, change.name, summarize(change.args))
             elif isinstance(change, StepFinished):
-                self._reply.step_finished(change.call_id, change.name, change.ok, summarize(change.response))
+                self.reply.step_finished(change.call_id, change.name, change.ok, summarize(change.response))
 
     def _learn_context(self, context_id: str | None) -> None:
-        if not context_id or context_id == self._session.context_id:
+        if not context_id or context_id == self.session.context_id:
             return
-        if self._session.context_id is not None:
-            self._reply.notice(notices.CONTEXT_CHANGED_NOTICE)
-        self._session.context_id = context_id
+        if self.session.context_id is not None:
+            self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
+        self.session.context_id = context_id
+        turn_id = self.turn.id
 
         def keep(current: Session | None) -> Session | None:
-            if current is None or current.active_turn != self._turn.id:
+            if current is None or current.active_turn != turn_id:
                 return None
             current.context_id = context_id
             return current
 
-        self._store.change_session(self._session.id, keep)
+        self.store.change_session(self.session.id, keep)
 
-    def conclude(self) -> str:
-        """Finish the reply with the notice the final state calls for; return the outcome."""
-        has_text = bool(self._assembler.answer_text.strip())
-        state = TaskState.COMPLETED if self.message_reply else self.state
-        self._reply.finish()
-        if state == TaskState.COMPLETED:
-            if not has_text:
-                self._reply.notice(notices.NO_OUTPUT)
-            return "completed"
-        if state is None or not self.task_id and not self.message_reply:
-            self._reply.notice(notices.REQUEST_FAILED)
-            return "unknown"
-        if state == TaskState.REJECTED:
-            self._reply.notice(notices.TASK_REJECTED)
-        elif state == TaskState.CANCELED:
-            self._reply.notice(notices.TASK_CANCELED)
-        elif state in (TaskState.SUBMITTED, TaskState.WORKING):
-            self._reply.notice(notices.REQUEST_FAILED)
-            return "unsettled"
-        elif state in (TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED):
-            self._reply.notice(notices.UNUSABLE_PAUSE)
+    # Ending and pausing --------------------------------------------------------
+
+    def _finish(self, outcome: str) -> None:
+        self._show(self.assembler.finish())
+        if outcome == "input_required":
+            # Questions and approvals are not carried yet: the pause is unusable.
+            self._cancel()
+            self.reply.notice(notices.UNUSABLE_PAUSE)
         else:
-            self._reply.notice(notices.task_failed(failure_category(self.status)))
-        return state.value
+            notice = final_notice(outcome, bool(self.assembler.answer_text.strip()), self.status)
+            self.reply.notice(notice) if notice else self.reply.finish()
+        if outcome == "session_gone":
+            self.store.change_session(self.session.id, _forget_context(self.turn.id))
+        if outcome in ("failed", "unreachable", "no_task", "session_gone", "no_sign_of_life"):
+            log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
+        self.store.set_turn(
+            self.turn.id, status="done", outcome=outcome, task_id=self._task_id_or_none(), checkpoint=None
+        )
+
+    def _hand_over(self) -> None:
+        """Near the deadline: checkpoint and let ``stream_follow`` continue."""
+        assert self.machine is not None
+        self.machine.state = resume_state(self.machine.state)
+        self.reply.suspend()
+        generation = self._advance_generation(lease=self._lease())
+        self._checkpoint_now(force=True)
+        schedule_call(
+            self.settings.follow_queue,
+            self.settings.stream_follow_url,
+            self._task_body(generation),
+            name=f"{_task_name(self.turn.id)}-follow-{generation}",
+        )
+        log.info("turn_handed_over", turn=self.turn.id, generation=generation)
+
+    def _sleep_until(self, at: float, timer: str) -> None:
+        """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
+        self.reply.suspend()
+        wake = datetime.fromtimestamp(at, UTC)
+        generation = self._advance_generation(lease=wake - now() + self._lease())
+        self._checkpoint_now(force=True)
+        schedule_call(
+            self.settings.timers_queue,
+            self.settings.timeout_url,
+            {**self._task_body(generation), "timer": timer},
+            name=f"{_task_name(self.turn.id)}-{timer}-{generation}",
+            at=wake,
+        )
+
+    def _advance_generation(self, lease: timedelta) -> int:
+        turn_id = self.turn.id
+
+        def advance(current: Session | None) -> Session | None:
+            if current is None or current.active_turn != turn_id:
+                return None
+            current.generation += 1
+            current.lease_until = now() + lease
+            current.task_id = self.session.task_id
+            return current
+
+        written = self.store.change_session(self.session.id, advance)
+        if written is None:
+            raise RuntimeError(f"session {self.session.id} no longer carries turn {turn_id}")
+        self.session = written
+        return written.generation
+
+    def _task_body(self, generation: int) -> dict[str, Any]:
+        return {"session_id": self.session.id, "turn_id": self.turn.id, "generation": generation}
+
+    def _lease(self) -> timedelta:
+        return timedelta(seconds=self.settings.follow_budget_seconds + 60)
+
+    # Checkpoints ----------------------------------------------------------------
+
+    def _checkpoint_now(self, force: bool) -> None:
+        if not force and time.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds:
+            return
+        assert self.machine is not None
+        self._last_checkpoint = time.monotonic()
+        self.store.set_turn(
+            self.turn.id,
+            checkpoint=json.dumps({
+                "machine": self.machine.state.to_dict(),
+                "reply": self.assembler.to_state(),
+                "slack": self.reply.to_state(),
+                "snapshot": self.last_snapshot,
+                "observed_at": time.time(),
+                "caught_up": self.machine.state.phase != Phase.READ,
+            }),
+        )
+        self.store.renew_lease(self.session.id, self.turn.id, self._lease())
+
+    def _restore(self, checkpoint: dict[str, Any], resumed: bool) -> None:
+        state = TurnState.from_dict(checkpoint["machine"])
+        self.machine = TurnMachine(resume_state(state) if resumed else state, timings(self.settings))
+        self.assembler = ReplyAssembler.from_state(checkpoint["reply"])
+        self.reply.restore(checkpoint["slack"])
+        self.last_snapshot = checkpoint.get("snapshot")
+        self.session.task_id = state.task_id
+
+    def _resume_actions(self) -> list[Action]:
+        assert self.machine is not None
+        state = self.machine.state
+        if state.phase == Phase.READ:
+            return [ReadTask()]
+        if state.phase == Phase.WAIT:
+            return self._handle(TimerFired(f"wait-{state.attempts}"))
+        # Died while sending, before the agent named a task: unknown outcome.
+        state.phase = Phase.SEND
+        return self._handle(CallFailed(Failure.UNKNOWN))
+
+    def _new_machine(self) -> TurnMachine:
+        started = self.turn.created_at.timestamp() if self.turn.created_at else time.time()
+        state = TurnState(started_at=started, has_context=self.session.context_id is not None)
+        return TurnMachine(state, timings(self.settings))
+
+    def _message(self) -> OutgoingMessage:
+        actor = actor_for(self.store, self.turn.user)
+        return OutgoingMessage(
+            message_id=self.turn.message_id,
+            text=turn_text(actor, self.turn.text),
+            context_id=self.session.context_id,
+            actor=actor,
+        )
+
+    def _task_id(self) -> str:
+        task_id = self._task_id_or_none()
+        assert task_id is not None
+        return task_id
+
+    def _task_id_or_none(self) -> str | None:
+        return self.machine.state.task_id if self.machine else None
+
+
+def _forget_context(turn_id: str) -> Callable[[Session | None], Session | None]:
+    def forget(current: Session | None) -> Session | None:
+        if current is None:
+            return None
+        current.context_id = None
+        return current
+
+    return forget
+
+
+def _fingerprint(task: Task) -> str:
+    """What makes two snapshots of a task differ, for "sign of life"."""
+    parts = sum(len(a.parts) for a in task.artifacts)
+    return f"{task.status.state}|{task.status.timestamp}|{len(task.artifacts)}|{parts}|{len(task.history)}"
+
+
+def _task_name(turn_id: str) -> str:
+    """A Cloud Tasks name may hold letters, digits, - and _ only."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in turn_id)

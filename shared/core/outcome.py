@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from shared.core.model import TaskStatus, TextPart
+from shared.core import notices
+from shared.core.model import TaskState, TaskStatus, TextPart
 from shared.core.notices import FailureCategory
 
 _MAX_PARTS = 32
@@ -39,3 +40,16 @@ def failure_category(status: TaskStatus | None) -> FailureCategory | None:
     text = "".join(p.text for p in message.parts[:_MAX_PARTS] if isinstance(p, TextPart))
     said = f"{codes} {text[:_MAX_CHARS]}"
     return next((category for category, pattern in _PATTERNS if pattern.search(said)), None)
+
+
+def final_notice(outcome: str, has_answer_text: bool, status: TaskStatus | None) -> str | None:
+    """The notice a settled turn ends with, if any (contract, Task states)."""
+    if outcome == TaskState.COMPLETED.value:
+        return None if has_answer_text else notices.NO_OUTPUT
+    if outcome == TaskState.REJECTED.value:
+        return notices.TASK_REJECTED
+    if outcome == TaskState.CANCELED.value:
+        return notices.TASK_CANCELED
+    if outcome in (TaskState.FAILED.value, TaskState.UNKNOWN.value):
+        return notices.task_failed(failure_category(status))
+    return None

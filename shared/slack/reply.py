@@ -123,6 +123,27 @@ class ThreadReply:
         self._flush()
         self._stop_stream()
 
+    def suspend(self) -> None:
+        """This function stops here and another continues: stop streaming, keep steps open.
+
+        The open steps are shown again, in progress, in the continuation
+        message the next function starts.
+        """
+        self._flush()
+        if self._stream_ts is not None:
+            ts, self._stream_ts = self._stream_ts, None
+            self._client.chat_stopStream(channel=self._channel, ts=ts)
+
+    def to_state(self) -> dict[str, Any]:
+        """What a continuing function needs (the stream itself is stopped by then)."""
+        return {"shown": self.shown_text, "edit_ts": self._edit_ts, "open_steps": self._open_steps}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Continue a reply that another function began."""
+        self._shown = state["shown"]
+        self._edit_ts = state["edit_ts"]
+        self._open_steps = dict(state["open_steps"])
+
     @property
     def shown_text(self) -> str:
         """Everything shown so far."""
@@ -159,6 +180,8 @@ class ThreadReply:
         self._shown += piece
 
     def _start_stream(self, **content: Any) -> None:
+        if self._open_steps and "chunks" not in content:
+            content["chunks"] = list(self._open_steps.values())
         answer = self._client.chat_startStream(
             channel=self._channel, thread_ts=self._thread_ts, **self._recipient, **content
         )
@@ -184,10 +207,7 @@ class ThreadReply:
         """Stop this streamed message and continue in a new one."""
         reopen = "```\n" if self._shown.count("```") % 2 == 1 else ""
         self._stop_stream(close_code_block=bool(reopen))
-        self._start_stream(
-            markdown_text=reopen or " ",
-            chunks=list(self._open_steps.values()) or None,
-        )
+        self._start_stream(markdown_text=reopen or " ")
 
     def _stop_stream(self, close_code_block: bool = False) -> None:
         if self._stream_ts is None:

@@ -1,0 +1,482 @@
+"""The lifecycle of one turn, as a pure state machine.
+
+Theory of operation (rule 1, as in h11: everything that decides what happens
+to a turn lives here; the functions only carry out its actions and report
+what came back). A turn starts by being *sent*. What the agent and the
+platform answer arrives as events: stream progress, a stream that closed or
+failed, a task read with GetTask, a ListTasks lookup, a timer. Each event
+yields the next actions, and the state records just enough to decide again
+in another function after a restart (it is stored in the turn's checkpoint).
+
+The rules, from the agent contract:
+
+- Acceptance is not completion. A stream that ends before its task settles
+  is treated as dropped: a second later the task is read with GetTask; still
+  running, it is followed with SubscribeToTask, or polled with GetTask
+  (backing off up to a minute) when the agent cannot subscribe. A normal
+  close right after a settling status update gets one GetTask at once, taken
+  as final.
+- An unknown outcome (5xx or a drop before any event, a stream naming no
+  task) is looked up with ListTasks on 1.0 when the session has a context,
+  and otherwise the same message is sent again with the same messageId.
+- Busy (-32004) sends again after a growing, jittered backoff for as long as
+  it takes; the thread is told once after two minutes (the machine wakes at
+  that moment if the backoff would sleep past it).
+- Not sent (other 4xx), card failures and unknown outcomes are retried and
+  the turn fails after fifteen minutes with "the agent could not be
+  reached". Credentials rejected, identity refused and a card Kourier must
+  refuse fail at once. Session gone ends the turn and the next starts anew.
+- A task that shows no sign of life for an hour after its stream was lost is
+  cancelled.
+- Retry-After is honoured, up to a day.
+
+Delays come from ``TurnTimings`` (settings, so tests run in seconds); the
+jitter is an input (a number in [0, 1) per decision), so the machine stays
+deterministic under test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from shared.core import notices
+from shared.core.model import TaskState
+
+
+class Phase(StrEnum):
+    """Where a turn is."""
+
+    SEND = "send"
+    """The message is to be sent (again)."""
+    FOLLOW = "follow"
+    """A stream of the task is open (the send's, or a subscription)."""
+    READ = "read"
+    """The task is to be read with GetTask."""
+    LOOKUP = "lookup"
+    """ListTasks is to say whether the agent already has the message."""
+    WAIT = "wait"
+    """Nothing to do until a timer fires; then ``after_wait``."""
+    DONE = "done"
+
+
+class Failure(StrEnum):
+    """A classified failed call, as the A2A client reports it."""
+
+    CREDENTIALS = "credentials"
+    IDENTITY = "identity"
+    REFUSED = "refused"  # a card Kourier must refuse: no JSON-RPC, no streaming, ...
+    BUSY = "busy"
+    NOT_SENT = "not_sent"
+    UNKNOWN = "unknown"
+    DROPPED = "dropped"  # a stream lost after at least one event
+    SESSION_GONE = "session_gone"
+    UNREACHABLE = "unreachable"  # card fetch failed
+
+
+@dataclass(frozen=True)
+class TurnTimings:
+    """Every delay and limit of a turn's life, in seconds."""
+
+    reread_after_drop: float = 1.0
+    backoff_start: float = 1.0
+    backoff_cap: float = 60.0
+    poll_cap: float = 60.0
+    busy_notice_after: float = 120.0
+    give_up_after: float = 900.0
+    no_sign_of_life: float = 3600.0
+    retry_after_cap: float = 86400.0
+
+
+# Actions ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send the turn's message (always the same messageId)."""
+
+
+@dataclass(frozen=True)
+class Subscribe:
+    """Follow the task with SubscribeToTask."""
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    """Read the task with GetTask. ``final``: take what it says as the end."""
+
+    final: bool = False
+
+
+@dataclass(frozen=True)
+class LookUp:
+    """Ask ListTasks whether a task of the context holds the message."""
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Cancel the task on the agent."""
+
+
+@dataclass(frozen=True)
+class WaitUntil:
+    """Wake this turn at ``at`` (a timer named ``timer``)."""
+
+    at: float
+    timer: str
+
+
+@dataclass(frozen=True)
+class Notify:
+    """Tell the thread (the contract's words)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The turn ended with ``outcome``; a notice, if any, was given before."""
+
+    outcome: str
+
+
+Action = Send | Subscribe | ReadTask | LookUp | Cancel | WaitUntil | Notify | Finish
+
+
+# State -----------------------------------------------------------------------
+
+
+@dataclass
+class TurnState:
+    """What the machine remembers of one turn (JSON-able, for checkpoints)."""
+
+    started_at: float
+    has_context: bool
+    """Whether the session had a context when the turn was first sent."""
+    protocol: str = ""
+    can_subscribe: bool = True
+    subscribing: bool = False
+    phase: Phase = Phase.SEND
+    after_wait: Phase = Phase.SEND
+    task_id: str | None = None
+    state: TaskState | None = None
+    settling_update: bool = False
+    """The open stream's last status update settles the task (no full Task yet)."""
+    events_in_stream: int = 0
+    attempts: int = 0
+    busy_since: float | None = None
+    busy_told: bool = False
+    stream_lost_at: float | None = None
+    last_sign_of_life: float | None = None
+    message_reply: bool = False
+    outcome: str | None = None
+    timers: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnState:
+        """Back from ``to_dict``."""
+        state = cls(**data)
+        state.phase, state.after_wait = Phase(state.phase), Phase(state.after_wait)
+        state.state = TaskState(state.state) if state.state else None
+        return state
+
+
+# Events ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Started:
+    """The turn is to be carried; what the card said of the agent."""
+
+    protocol: str
+    can_subscribe: bool
+
+
+@dataclass(frozen=True)
+class StreamEventSeen:
+    """An event arrived on the open stream."""
+
+    task_id: str | None
+    state: TaskState | None
+    full_task: bool = False
+    message_reply: bool = False
+
+
+@dataclass(frozen=True)
+class StreamClosed:
+    """The open stream ended normally."""
+
+
+@dataclass(frozen=True)
+class CallFailed:
+    """A call failed, classified."""
+
+    failure: Failure
+    retry_after: float | None = None
+    reason: str = notices.UNREACHABLE
+
+
+@dataclass(frozen=True)
+class TaskRead:
+    """GetTask answered. ``changed``: the snapshot differs from the last one seen."""
+
+    state: TaskState
+    changed: bool = True
+
+
+@dataclass(frozen=True)
+class LookedUp:
+    """ListTasks answered: the task holding the message, if any."""
+
+    task_id: str | None
+
+
+@dataclass(frozen=True)
+class TimerFired:
+    """A timer set by ``WaitUntil`` fired."""
+
+    timer: str
+
+
+Event = Started | StreamEventSeen | StreamClosed | CallFailed | TaskRead | LookedUp | TimerFired
+
+class TurnMachine:
+    """Decides a turn's next actions. Pure: ``now`` and ``jitter`` are inputs."""
+
+    def __init__(self, state: TurnState, timings: TurnTimings = TurnTimings()) -> None:
+        self.state = state
+        self.timings = timings
+
+    def handle(self, event: Event, now: float, jitter: float = 0.5) -> list[Action]:
+        """The actions that follow ``event``."""
+        if self.state.phase == Phase.DONE:
+            return []
+        s = self.state
+        match event:
+            case Started(protocol=protocol, can_subscribe=can_subscribe):
+                s.protocol, s.can_subscribe = protocol, can_subscribe
+                return self._to(Phase.SEND, [Send()])
+            case StreamEventSeen():
+                return self._stream_event(event, now)
+            case StreamClosed():
+                return self._stream_closed(now)
+            case CallFailed():
+                return self._call_failed(event, now, jitter)
+            case TaskRead(state=state, changed=changed):
+                return self._task_read(state, changed, now, jitter)
+            case LookedUp(task_id=task_id):
+                if task_id is None:
+                    return self._to(Phase.SEND, [Send()])
+                s.task_id = task_id
+                return self._to(Phase.READ, [ReadTask()])
+            case TimerFired(timer=timer):
+                return self._timer(timer, now)
+        raise AssertionError(f"unhandled event {event!r}")
+
+    # Streams --------------------------------------------------------------
+
+    def _stream_event(self, event: StreamEventSeen, now: float) -> list[Action]:
+        s = self.state
+        if s.phase not in (Phase.FOLLOW, Phase.SEND):
+            return []
+        s.phase = Phase.FOLLOW
+        s.events_in_stream += 1
+        s.last_sign_of_life = now
+        s.stream_lost_at = None
+        s.busy_since, s.busy_told = None, False
+        if event.message_reply and s.task_id is None:
+            s.message_reply = True
+            return []
+        if event.task_id and s.task_id is None:
+            s.task_id = event.task_id
+        if event.state is not None:
+            s.state = event.state
+            s.settling_update = event.state.settles_stream and not event.full_task
+            if event.full_task and event.state.settles_stream:
+                s.settling_update = False
+        return []
+
+    def _stream_closed(self, now: float) -> list[Action]:
+        s = self.state
+        s.subscribing = False
+        events, s.events_in_stream = s.events_in_stream, 0
+        if s.message_reply:
+            return self._finish(TaskState.COMPLETED.value)
+        if s.task_id is None:
+            if events:  # events that named no task: nothing to follow
+                return [Notify(notices.REQUEST_FAILED), *self._finish("no_task")]
+            return self._unknown_outcome(now, 0.5)
+        if s.state is not None and s.state.settles_stream and not s.settling_update:
+            return self._settled(s.state)
+        if s.settling_update:
+            return self._to(Phase.READ, [ReadTask(final=True)])
+        return self._lost(now, quiet=events == 0)
+
+    def _lost(self, now: float, quiet: bool = False) -> list[Action]:
+        """The stream of a known task is gone: read it again a second later.
+
+        A stream that closed without a single event backs off instead, so an
+        agent whose subscriptions end at once is not called in a tight loop.
+        """
+        s = self.state
+        s.stream_lost_at = s.stream_lost_at or now
+        s.last_sign_of_life = s.last_sign_of_life or now
+        delay = self._backoff(0.5) if quiet else self.timings.reread_after_drop
+        return self._wait(now + delay, Phase.READ)
+
+    # Failures ---------------------------------------------------------------
+
+    def _call_failed(self, event: CallFailed, now: float, jitter: float) -> list[Action]:
+        s = self.state
+        failure = event.failure
+        if failure in (Failure.CREDENTIALS, Failure.IDENTITY, Failure.REFUSED):
+            return [Notify(notices.turn_failed(event.reason)), *self._finish("failed")]
+        if failure == Failure.SESSION_GONE:
+            return [Notify(notices.SESSION_GONE), *self._finish("session_gone")]
+        events, s.events_in_stream = s.events_in_stream, 0
+        if s.phase == Phase.READ:
+            if s.settling_update:  # the final read failed: the stream counts as dropped
+                s.settling_update = False
+                return self._lost(now)
+            if self._lifeless(now):
+                return self._abandon()
+            return self._retry(Phase.READ, event, now, jitter, poll=True)
+        if s.phase == Phase.LOOKUP:
+            return self._retry(Phase.LOOKUP, event, now, jitter)
+        if s.subscribing and failure == Failure.NOT_SENT and not events:
+            s.can_subscribe = False  # the agent has no SubscribeToTask: poll instead
+        s.subscribing = False
+        if s.task_id is not None:  # a stream of a known task was lost
+            return self._lost(now)
+        if s.message_reply:
+            return self._finish(TaskState.COMPLETED.value)
+        if events:  # events that named no task, then the stream failed
+            return [Notify(notices.REQUEST_FAILED), *self._finish("no_task")]
+        if failure == Failure.BUSY:
+            return self._busy(event, now, jitter)
+        if failure in (Failure.UNKNOWN, Failure.DROPPED):
+            return self._unknown_outcome(now, jitter, event)
+        return self._retry(Phase.SEND, event, now, jitter)  # NOT_SENT, UNREACHABLE
+
+    def _busy(self, event: CallFailed, now: float, jitter: float) -> list[Action]:
+        """Send again after a backoff, for as long as it takes; tell the thread once."""
+        s = self.state
+        s.busy_since = s.busy_since if s.busy_since is not None else now
+        notice_at = s.busy_since + self.timings.busy_notice_after
+        actions: list[Action] = []
+        if not s.busy_told and now >= notice_at:
+            s.busy_told = True
+            actions.append(Notify(notices.AGENT_BUSY))
+        wake = now + max(self._backoff(jitter), self._retry_after(event))
+        if not s.busy_told:
+            wake = min(wake, notice_at)
+        return actions + self._wait(wake, Phase.SEND)
+
+    def _unknown_outcome(self, now: float, jitter: float, event: CallFailed | None = None) -> list[Action]:
+        s = self.state
+        if self._gave_up(now):
+            return self._give_up()
+        if s.protocol == "1.0" and s.has_context:
+            if event is None or not event.retry_after:
+                return self._to(Phase.LOOKUP, [LookUp()])
+            return self._wait(now + self._retry_after(event), Phase.LOOKUP)
+        return self._retry(Phase.SEND, event or CallFailed(Failure.UNKNOWN), now, jitter)
+
+    def _retry(self, phase: Phase, event: CallFailed, now: float, jitter: float, poll: bool = False) -> list[Action]:
+        if self._gave_up(now) and not poll:
+            return self._give_up()
+        delay = max(self._backoff(jitter), self._retry_after(event))
+        return self._wait(now + delay, phase)
+
+    def _gave_up(self, now: float) -> bool:
+        return now - self.state.started_at >= self.timings.give_up_after
+
+    def _give_up(self) -> list[Action]:
+        return [Notify(notices.turn_failed(notices.UNREACHABLE)), *self._finish("unreachable")]
+
+    # Reads --------------------------------------------------------------------
+
+    def _task_read(self, state: TaskState, changed: bool, now: float, jitter: float) -> list[Action]:
+        s = self.state
+        final, s.settling_update = s.settling_update, False
+        s.state = state
+        if changed:
+            s.last_sign_of_life = now
+        if state.settles_stream:
+            return self._settled(state)
+        if final:
+            return self._lost(now)
+        if self._lifeless(now):
+            return self._abandon()
+        if s.can_subscribe:
+            s.subscribing = True
+            return self._to(Phase.FOLLOW, [Subscribe()])
+        delay = min(self.timings.backoff_start * 2 ** min(s.attempts, 16), self.timings.poll_cap)
+        s.attempts += 1
+        return self._wait(now + delay * (0.5 + jitter / 2), Phase.READ)
+
+    def _lifeless(self, now: float) -> bool:
+        """No sign of life for too long since the stream was lost."""
+        s = self.state
+        return (
+            s.stream_lost_at is not None
+            and now - (s.last_sign_of_life or s.stream_lost_at) >= self.timings.no_sign_of_life
+        )
+
+    def _abandon(self) -> list[Action]:
+        return [Cancel(), Notify(notices.NO_SIGN_OF_LIFE), *self._finish("no_sign_of_life")]
+
+    def _settled(self, state: TaskState) -> list[Action]:
+        if state == TaskState.AUTH_REQUIRED:
+            return [Notify(notices.UNUSABLE_PAUSE), Cancel(), *self._finish("auth_required")]
+        if state == TaskState.INPUT_REQUIRED:
+            return self._finish("input_required")
+        return self._finish(state.value)
+
+    # Timers -------------------------------------------------------------------
+
+    def _timer(self, timer: str, now: float) -> list[Action]:
+        s = self.state
+        if s.phase != Phase.WAIT or timer != self._timer_name():
+            return []  # a timer of an earlier wait, fired late or twice
+        phase = s.after_wait
+        action: Action = {Phase.SEND: Send(), Phase.READ: ReadTask(), Phase.LOOKUP: LookUp()}[phase]
+        return self._to(phase, [action])
+
+    # Helpers ------------------------------------------------------------------
+
+    def _wait(self, at: float, then: Phase) -> list[Action]:
+        s = self.state
+        s.attempts += 1
+        s.phase, s.after_wait = Phase.WAIT, then
+        return [WaitUntil(at, self._timer_name())]
+
+    def _timer_name(self) -> str:
+        return f"wait-{self.state.attempts}"
+
+    def _backoff(self, jitter: float) -> float:
+        base = min(self.timings.backoff_start * 2 ** min(self.state.attempts, 16), self.timings.backoff_cap)
+        return base * (0.5 + jitter / 2)
+
+    def _retry_after(self, event: CallFailed) -> float:
+        return min(event.retry_after or 0.0, self.timings.retry_after_cap)
+
+    def _to(self, phase: Phase, actions: list[Action]) -> list[Action]:
+        self.state.phase = phase
+        return actions
+
+    def _finish(self, outcome: str) -> list[Action]:
+        self.state.phase, self.state.outcome = Phase.DONE, outcome
+        return [Finish(outcome)]
+
+
+def resume_state(state: TurnState) -> TurnState:
+    """The state to continue from in a new function: a stream that was open is gone."""
+    if state.phase == Phase.FOLLOW:
+        return replace(state, phase=Phase.READ, events_in_stream=0, settling_update=False)
+    return replace(state)
