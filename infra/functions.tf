@@ -8,8 +8,8 @@
 #
 # Timeouts: turn_send is event-driven (at most 540 s); the Cloud Tasks
 # targets may run up to 1800 s, the longest dispatch deadline Cloud Tasks
-# allows. Each function that follows a stream hands it over 60 s before its
-# timeout (KOURIER_FOLLOW_BUDGET_SECONDS).
+# allows. Each function that follows an agent's stream hands it over 60 s
+# before its timeout (KOURIER_FOLLOW_BUDGET_SECONDS).
 
 locals {
   repo_root = "${path.module}/.."
@@ -154,7 +154,9 @@ module "function" {
 
   environment_variables = merge(
     local.common_environment,
-    { KOURIER_FOLLOW_BUDGET_SECONDS = tostring(local.function_settings[each.key].timeout_seconds - local.follow_handover_margin) },
+    local.function_access[each.key].calls_agents ? {
+      KOURIER_FOLLOW_BUDGET_SECONDS = tostring(local.function_settings[each.key].timeout_seconds - local.follow_handover_margin)
+    } : {},
   )
   secret_environment_variables = {
     for variable in local.function_secrets[each.key] : variable => google_secret_manager_secret.kourier[variable].secret_id

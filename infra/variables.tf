@@ -31,7 +31,7 @@ variable "config_file" {
 }
 
 variable "deploy_functions" {
-  description = "Whether to deploy the five functions and what calls them. Set false for the first apply only: a function reads its secrets when it starts and cannot deploy before each secret has a version. See README.md."
+  description = "Whether to deploy the five functions and what calls them. Set false for the first apply only: a function reads its secrets when it starts and cannot deploy before each secret has a version (README.md). Setting it false later removes the functions."
   type        = bool
   default     = true
 }
