@@ -1,10 +1,10 @@
 """Command line: serve the stand-in, or talk to a running one as a person.
 
-    python -m local.slack_standin --port 8310 --events-url http://127.0.0.1:8301/
-    python -m local.slack_standin say --channel C0123456789 "what is up?"
-    python -m local.slack_standin say --channel C0123456789 --thread TS "and now?"
-    python -m local.slack_standin show --channel C0123456789 --thread TS
-    python -m local.slack_standin click --channel C0123456789 --ts TS approve
+python -m local.slack_standin --port 8310 --events-url http://127.0.0.1:8301/
+python -m local.slack_standin say --channel C0123456789 "what is up?"
+python -m local.slack_standin say --channel C0123456789 --thread TS "and now?"
+python -m local.slack_standin show --channel C0123456789 --thread TS
+python -m local.slack_standin click --channel C0123456789 --ts TS approve
 """
 
 from __future__ import annotations

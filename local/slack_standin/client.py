@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 from pydantic import BaseModel
@@ -62,7 +62,7 @@ class SlackStandin:
         """Closes the HTTP connection pool."""
         self._http.close()
 
-    def __enter__(self) -> SlackStandin:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
@@ -118,7 +118,9 @@ class SlackStandin:
 
     def verify_url(self, *, signature: SignatureMode = "valid") -> UrlVerification:
         """Sends a url_verification challenge to the events URL."""
-        return self._send(UrlVerification, "POST", "/_standin/url_verification", {"signature": signature})
+        return self._send(
+            UrlVerification, "POST", "/_standin/url_verification", {"signature": signature}
+        )
 
     def thread(self, channel: str, ts: str) -> list[Message]:
         """A thread's parent and replies, oldest first, as a reader sees them."""

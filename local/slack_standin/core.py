@@ -36,8 +36,8 @@ from local.slack_standin.models import (
     SayRequest,
     SignatureMode,
     SignedRequest,
-    SubmitRequest,
     Submission,
+    SubmitRequest,
     Tunables,
     UrlVerification,
     View,
@@ -113,8 +113,12 @@ class Standin:
         """Changes some run-time settings; the others stay.
 
         Raises:
-            pydantic.ValidationError: A value is not valid.
+            ValueError: A name is not a run-time setting, or a value is not
+                valid (pydantic.ValidationError).
         """
+        unknown = set(changes) - set(Tunables.model_fields)
+        if unknown:
+            raise ValueError(f"not run-time settings: {sorted(unknown)}")
         merged = {**self.tunables.model_dump(), **changes}
         self.workspace.tunables = Tunables.model_validate(merged)
         return self.workspace.tunables
@@ -271,7 +275,11 @@ class Standin:
         )
 
     def _apply_view_answer(
-        self, view: View, response_action: str | None, answer: dict[str, Any], errors: dict[str, str]
+        self,
+        view: View,
+        response_action: str | None,
+        answer: dict[str, Any],
+        errors: dict[str, str],
     ) -> None:
         if response_action == "errors":
             view.errors = errors

@@ -286,6 +286,8 @@ class Workspace:
     ) -> Message:
         """chat.appendStream."""
         message = self._streaming_message(channel, ts)
+        if not markdown_text and not chunks:
+            raise SlackError("no_text")
         updated = self._streamed(message, markdown_text, chunks, blocks=None)
         self._replace(updated)
         return updated

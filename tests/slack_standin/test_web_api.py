@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from local.slack_standin import SlackStandin, User
-from tests.slack_standin.conftest import BOT_TOKEN, CHANNEL
-
-APPROVAL_BLOCKS = [
-    {"type": "section", "text": {"type": "mrkdwn", "text": "Run `kubectl delete pod`?"}},
-    {
-        "type": "actions",
-        "block_id": "approval",
-        "elements": [
-            {"type": "button", "action_id": "approve", "value": "q1", "text": {"type": "plain_text", "text": "Approve"}},
-            {"type": "button", "action_id": "deny", "value": "q1", "text": {"type": "plain_text", "text": "Deny"}},
-        ],
-    },
-]
+from local.slack_standin import SlackStandin, StandinError, User
+from tests.slack_standin.support import APPROVAL_BLOCKS, BOT_TOKEN, CHANNEL
 
 
-def slack_error(call) -> SlackApiError:  # type: ignore[no-untyped-def]
+def slack_error(call: Callable[[], object]) -> SlackApiError:
+    """The error slack_sdk raises for a call Slack answers with ok false."""
     with pytest.raises(SlackApiError) as raised:
         call()
     return raised.value
@@ -35,7 +25,11 @@ def slack_error(call) -> SlackApiError:  # type: ignore[no-untyped-def]
 def test_auth_test_names_the_bot(slack: WebClient) -> None:
     answer = slack.auth_test()
     assert answer["ok"] is True
-    assert (answer["user_id"], answer["bot_id"], answer["team_id"]) == ("U0KOURIER", "B0KOURIER", "T0KOURIER")
+    assert (answer["user_id"], answer["bot_id"], answer["team_id"]) == (
+        "U0KOURIER",
+        "B0KOURIER",
+        "T0KOURIER",
+    )
 
 
 def test_a_wrong_or_missing_token_is_refused(standin: SlackStandin) -> None:
@@ -49,7 +43,9 @@ def test_a_wrong_or_missing_token_is_refused(standin: SlackStandin) -> None:
 
 
 def test_an_unknown_method_is_unknown(slack: WebClient) -> None:
-    assert slack_error(lambda: slack.api_call("chat.teleport")).response["error"] == "unknown_method"
+    assert (
+        slack_error(lambda: slack.api_call("chat.teleport")).response["error"] == "unknown_method"
+    )
 
 
 def test_a_reply_in_a_thread_is_kept_as_the_bots(slack: WebClient, standin: SlackStandin) -> None:
@@ -82,7 +78,9 @@ def test_posting_to_an_unknown_channel_fails(slack: WebClient) -> None:
     assert error.response["error"] == "channel_not_found"
 
 
-def test_text_over_forty_thousand_characters_is_too_long(slack: WebClient, standin: SlackStandin) -> None:
+def test_text_over_forty_thousand_characters_is_too_long(
+    slack: WebClient, standin: SlackStandin
+) -> None:
     error = slack_error(lambda: slack.chat_postMessage(channel=CHANNEL, text="x" * 40_001))
     assert error.response["error"] == "msg_too_long"
     assert slack.chat_postMessage(channel=CHANNEL, text="x" * 40_000)["ok"] is True
@@ -91,7 +89,9 @@ def test_text_over_forty_thousand_characters_is_too_long(slack: WebClient, stand
 
 def test_update_replaces_what_it_is_given(slack: WebClient, standin: SlackStandin) -> None:
     posted = slack.chat_postMessage(channel=CHANNEL, text="Approve?", blocks=APPROVAL_BLOCKS)
-    updated = slack.chat_update(channel=CHANNEL, ts=posted["ts"], text="Approved by Alice", blocks=[])
+    updated = slack.chat_update(
+        channel=CHANNEL, ts=posted["ts"], text="Approved by Alice", blocks=[]
+    )
     assert updated["text"] == "Approved by Alice"
     message = standin.history(CHANNEL)[0]
     assert (message.text, message.blocks, message.edited) == ("Approved by Alice", [], True)
@@ -144,7 +144,9 @@ def test_the_sdk_stream_helper_builds_one_reply(slack: WebClient, standin: Slack
     assert methods[0] == "chat.startStream" and methods[-1] == "chat.stopStream"
 
 
-def test_task_cards_keep_their_place_and_last_state(slack: WebClient, standin: SlackStandin) -> None:
+def test_task_cards_keep_their_place_and_last_state(
+    slack: WebClient, standin: SlackStandin
+) -> None:
     question = standin.say(CHANNEL, "how many pods?")
     started = slack.chat_startStream(
         channel=CHANNEL,
@@ -156,16 +158,29 @@ def test_task_cards_keep_their_place_and_last_state(slack: WebClient, standin: S
     )
     ts = started["ts"]
     call = {"type": "task_update", "id": "call-1", "title": "kubectl get pods"}
-    slack.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[{**call, "status": "in_progress", "details": "ns default"}])
+    slack.chat_appendStream(
+        channel=CHANNEL, ts=ts, chunks=[{**call, "status": "in_progress", "details": "ns default"}]
+    )
     slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="There are ")
-    slack.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[{**call, "status": "complete", "output": "3 pods"}])
-    slack.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[{"type": "task_update", "id": "call-2", "title": "describe", "status": "pending"}])
+    slack.chat_appendStream(
+        channel=CHANNEL, ts=ts, chunks=[{**call, "status": "complete", "output": "3 pods"}]
+    )
+    slack.chat_appendStream(
+        channel=CHANNEL,
+        ts=ts,
+        chunks=[{"type": "task_update", "id": "call-2", "title": "describe", "status": "pending"}],
+    )
     slack.chat_stopStream(channel=CHANNEL, ts=ts, markdown_text="3 pods.")
     reply = standin.thread(CHANNEL, question.ts)[1]
     assert reply.text == "Let me look. There are 3 pods."
     first = reply.task("call-1")
     assert first is not None
-    assert (first.status, first.details, first.output, first.left_unfinished) == ("complete", "ns default", "3 pods", False)
+    assert (first.status, first.details, first.output, first.left_unfinished) == (
+        "complete",
+        "ns default",
+        "3 pods",
+        False,
+    )
     second = reply.task("call-2")
     assert second is not None and second.left_unfinished
     assert [(item.kind, item.text or item.task_id) for item in reply.timeline] == [
@@ -187,10 +202,15 @@ def test_streaming_in_a_channel_needs_a_recipient(slack: WebClient, standin: Sla
 def test_a_stopped_stream_takes_no_more(slack: WebClient, standin: SlackStandin) -> None:
     question = standin.say(CHANNEL, "hi")
     ts = slack.chat_startStream(
-        channel=CHANNEL, thread_ts=question.ts, recipient_user_id="U0ALICE", recipient_team_id="T0KOURIER"
+        channel=CHANNEL,
+        thread_ts=question.ts,
+        recipient_user_id="U0ALICE",
+        recipient_team_id="T0KOURIER",
     )["ts"]
     slack.chat_stopStream(channel=CHANNEL, ts=ts, markdown_text="done")
-    error = slack_error(lambda: slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="more"))
+    error = slack_error(
+        lambda: slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="more")
+    )
     assert error.response["error"] == "message_not_in_streaming_state"
     error = slack_error(lambda: slack.chat_stopStream(channel=CHANNEL, ts=ts))
     assert error.response["error"] == "message_not_in_streaming_state"
@@ -198,14 +218,21 @@ def test_a_stopped_stream_takes_no_more(slack: WebClient, standin: SlackStandin)
 
 
 def test_a_stream_past_its_lifetime_expires(slack: WebClient, standin: SlackStandin) -> None:
+    with pytest.raises(StandinError, match="400"):
+        standin.configure(stream_lifetime=0.5)
     standin.configure(stream_lifetime_seconds=0.5)
     question = standin.say(CHANNEL, "hi")
     ts = slack.chat_startStream(
-        channel=CHANNEL, thread_ts=question.ts, recipient_user_id="U0ALICE", recipient_team_id="T0KOURIER",
+        channel=CHANNEL,
+        thread_ts=question.ts,
+        recipient_user_id="U0ALICE",
+        recipient_team_id="T0KOURIER",
         markdown_text="Working",
     )["ts"]
     time.sleep(1.0)
-    error = slack_error(lambda: slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="..."))
+    error = slack_error(
+        lambda: slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="...")
+    )
     assert error.response["error"] == "message_not_in_streaming_state"
     assert standin.thread(CHANNEL, question.ts)[1].stream == "expired"
     # The message can still be finished in place, as the SDK suggests.
@@ -216,20 +243,30 @@ def test_a_stream_past_its_lifetime_expires(slack: WebClient, standin: SlackStan
 def test_a_live_stream_cannot_be_updated(slack: WebClient, standin: SlackStandin) -> None:
     question = standin.say(CHANNEL, "hi")
     ts = slack.chat_startStream(
-        channel=CHANNEL, thread_ts=question.ts, recipient_user_id="U0ALICE", recipient_team_id="T0KOURIER"
+        channel=CHANNEL,
+        thread_ts=question.ts,
+        recipient_user_id="U0ALICE",
+        recipient_team_id="T0KOURIER",
     )["ts"]
     error = slack_error(lambda: slack.chat_update(channel=CHANNEL, ts=ts, text="x"))
     assert error.response["error"] == "streaming_state_conflict"
 
 
-def test_a_streamed_message_over_the_cap_is_too_long(slack: WebClient, standin: SlackStandin) -> None:
+def test_a_streamed_message_over_the_cap_is_too_long(
+    slack: WebClient, standin: SlackStandin
+) -> None:
     standin.configure(stream_max_chars=100)
     question = standin.say(CHANNEL, "hi")
     ts = slack.chat_startStream(
-        channel=CHANNEL, thread_ts=question.ts, recipient_user_id="U0ALICE", recipient_team_id="T0KOURIER",
+        channel=CHANNEL,
+        thread_ts=question.ts,
+        recipient_user_id="U0ALICE",
+        recipient_team_id="T0KOURIER",
         markdown_text="a" * 60,
     )["ts"]
-    error = slack_error(lambda: slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="b" * 41))
+    error = slack_error(
+        lambda: slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="b" * 41)
+    )
     assert error.response["error"] == "msg_too_long"
     slack.chat_appendStream(channel=CHANNEL, ts=ts, markdown_text="c" * 40)
     reply = standin.thread(CHANNEL, question.ts)[1]
@@ -239,14 +276,22 @@ def test_a_streamed_message_over_the_cap_is_too_long(slack: WebClient, standin: 
 def test_thread_status_shows_until_the_bot_replies(slack: WebClient, standin: SlackStandin) -> None:
     question = standin.say(CHANNEL, "hi")
     slack.assistant_threads_setStatus(
-        channel_id=CHANNEL, thread_ts=question.ts, status="is thinking...", loading_messages=["Reading"]
+        channel_id=CHANNEL,
+        thread_ts=question.ts,
+        status="is thinking...",
+        loading_messages=["Reading"],
     )
     status = standin.thread_status(CHANNEL, question.ts)
-    assert status is not None and (status.status, status.loading_messages) == ("is thinking...", ["Reading"])
+    assert status is not None and (status.status, status.loading_messages) == (
+        "is thinking...",
+        ["Reading"],
+    )
     slack.chat_postMessage(channel=CHANNEL, thread_ts=question.ts, text="Hello!")
     assert standin.thread_status(CHANNEL, question.ts) is None
     error = slack_error(
-        lambda: slack.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts="1.000001", status="x")
+        lambda: slack.assistant_threads_setStatus(
+            channel_id=CHANNEL, thread_ts="1.000001", status="x"
+        )
     )
     assert error.response["error"] == "invalid_thread_ts"
 
@@ -258,8 +303,14 @@ def test_users_info_tells_name_and_email(slack: WebClient, standin: SlackStandin
         "alice@example.com",
         False,
     )
-    assert slack_error(lambda: slack.users_info(user="U0CAROL")).response["error"] == "user_not_found"
-    standin.put_user(User(id="U0CAROL", real_name="Carol Danvers", display_name="carol", email="carol@example.com"))
+    assert (
+        slack_error(lambda: slack.users_info(user="U0CAROL")).response["error"] == "user_not_found"
+    )
+    standin.put_user(
+        User(
+            id="U0CAROL", real_name="Carol Danvers", display_name="carol", email="carol@example.com"
+        )
+    )
     assert slack.users_info(user="U0CAROL")["user"]["profile"]["display_name"] == "carol"
 
 
@@ -267,8 +318,13 @@ def test_views_open_needs_a_fresh_trigger(slack: WebClient, standin: SlackStandi
     modal = {
         "type": "modal",
         "title": {"type": "plain_text", "text": "Answer"},
-        "blocks": [{"type": "input", "label": {"type": "plain_text", "text": "Why?"},
-                    "element": {"type": "plain_text_input", "action_id": "why"}}],
+        "blocks": [
+            {
+                "type": "input",
+                "label": {"type": "plain_text", "text": "Why?"},
+                "element": {"type": "plain_text_input", "action_id": "why"},
+            }
+        ],
     }
     error = slack_error(lambda: slack.views_open(trigger_id="12345.98765.abcd", view=modal))
     assert error.response["error"] == "invalid_trigger_id"
@@ -283,10 +339,15 @@ def test_views_open_needs_a_fresh_trigger(slack: WebClient, standin: SlackStandi
     standin.configure(trigger_lifetime_seconds=0.2)
     late = standin.click(CHANNEL, posted["ts"], "deny").trigger_id
     time.sleep(0.6)
-    assert slack_error(lambda: slack.views_open(trigger_id=late, view=modal)).response["error"] == "expired_trigger_id"
+    assert (
+        slack_error(lambda: slack.views_open(trigger_id=late, view=modal)).response["error"]
+        == "expired_trigger_id"
+    )
 
 
-def test_over_the_rate_limit_is_429_with_retry_after(slack: WebClient, standin: SlackStandin) -> None:
+def test_over_the_rate_limit_is_429_with_retry_after(
+    slack: WebClient, standin: SlackStandin
+) -> None:
     standin.set_rate_limit("chat.postMessage", limit=1, window_seconds=30)
     slack.chat_postMessage(channel=CHANNEL, text="one")
     error = slack_error(lambda: slack.chat_postMessage(channel=CHANNEL, text="two"))
