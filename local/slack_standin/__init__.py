@@ -5,6 +5,7 @@ Run it with ``python -m local.slack_standin``; drive it with ``SlackStandin``;
 start it from tests with ``StandinProcess``.
 """
 
+from local.slack_standin.cli import main
 from local.slack_standin.client import SlackStandin, StandinError
 from local.slack_standin.models import (
     ApiCall,
@@ -45,4 +46,5 @@ __all__ = [
     "UrlVerification",
     "User",
     "View",
+    "main",
 ]

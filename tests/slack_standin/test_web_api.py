@@ -48,6 +48,11 @@ def test_an_unknown_method_is_unknown(slack: WebClient) -> None:
     )
 
 
+def test_api_test_answers_without_a_token(standin: SlackStandin) -> None:
+    anonymous = WebClient(base_url=standin.api_url)
+    assert anonymous.api_test(foo="bar")["args"] == {"foo": "bar"}
+
+
 def test_a_reply_in_a_thread_is_kept_as_the_bots(slack: WebClient, standin: SlackStandin) -> None:
     question = standin.say(CHANNEL, "may I delete the pod?")
     answer = slack.chat_postMessage(
