@@ -194,7 +194,7 @@ class SlackStandin:
         self._call("DELETE", f"/_standin/rate_limits/{method}")
 
     def configure(self, **changes: Any) -> Tunables:
-        """Changes run-time settings (fields of ``Tunables``) until ``reset``."""
+        """Changes run-time settings (``Tunables`` fields) until ``reset``; returns all of them."""
         return self._send(Tunables, "PATCH", "/_standin/config", changes)
 
     def put_user(self, user: User) -> None:

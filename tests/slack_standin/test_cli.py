@@ -1,16 +1,18 @@
-"""The command line a person uses to talk to the bot through the stand-in."""
+"""The command line: a person talks to the bot through the stand-in; settings."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from slack_sdk import WebClient
 
-from local.slack_standin import SlackStandin
+from local.slack_standin import SlackStandin, StandinProcess
 from local.slack_standin.process import REPO_ROOT
-from tests.slack_standin.support import APPROVAL_BLOCKS, CHANNEL, Receiver
+from tests.slack_standin.support import APPROVAL_BLOCKS, CHANNEL, Receiver, free_port
 
 
 def run_cli(standin: SlackStandin, *args: str) -> str:
@@ -48,3 +50,20 @@ def test_say_show_and_click_from_a_terminal(
     clicked = run_cli(standin, "click", "approve", "--channel", CHANNEL, "--ts", bot_ts)
     assert "block_actions: 200" in clicked
     assert receiver.requests[-1].payload()["actions"][0]["action_id"] == "approve"
+
+
+def test_settings_come_from_the_environment_and_flags(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SLACK_STANDIN_STREAM_LIFETIME_SECONDS", "7")
+    monkeypatch.setenv("SLACK_STANDIN_ACK_TIMEOUT_SECONDS", "9")
+    monkeypatch.setenv("SLACK_STANDIN_USERS", "U0DAVE:Dave Bowman:dave@example.com")
+    process = StandinProcess(
+        port=free_port(), log_path=tmp_path / "standin.log", ack_timeout_seconds=2
+    )
+    with process as standin:
+        settings = standin.configure()
+        assert (settings.stream_lifetime_seconds, settings.ack_timeout_seconds) == (7, 2)
+        assert settings.trigger_lifetime_seconds == 3  # Slack's own limit by default
+        slack = WebClient(base_url=standin.api_url, token="xoxb-standin-token")
+        assert slack.users_info(user="U0DAVE")["user"]["real_name"] == "Dave Bowman"
