@@ -233,7 +233,7 @@ class Transport:
                     raise _stream_failure(seen_event, f"{method}: connection lost ({error!r})") from None
             except AgentError as error:
                 if seen_event:
-                    raise StreamDropped(f"{method}: {error}", retry_after=error.retry_after) from None
+                    raise StreamDropped(str(error), retry_after=error.retry_after) from None
                 raise
             if watchdog.cut == "idle":
                 raise _stream_failure(
