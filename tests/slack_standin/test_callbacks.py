@@ -275,3 +275,22 @@ def test_a_thread_that_does_not_exist_cannot_be_replied_to(standin: SlackStandin
         standin.say(CHANNEL, "hello?", thread_ts="1700000000.000001")
     with pytest.raises(StandinError, match="404"):
         standin.say(CHANNEL, "who am I?", user="U0NOBODY")
+
+
+def test_an_update_answer_replaces_the_modal(
+    slack: WebClient, standin: SlackStandin, receiver: Receiver
+) -> None:
+    posted = slack.chat_postMessage(channel=CHANNEL, text="Approve?", blocks=APPROVAL_BLOCKS)
+    trigger_id = standin.click(CHANNEL, posted["ts"], "deny").trigger_id
+    view_id = slack.views_open(trigger_id=trigger_id, view=MODAL)["view"]["id"]
+    thanks = {
+        "type": "modal",
+        "title": {"type": "plain_text", "text": "Thanks"},
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Denied."}}],
+    }
+    answer = {"response_action": "update", "view": thanks}
+    receiver.respond = lambda request: (200, json.dumps(answer).encode())
+    submitted = standin.submit(view_id, {"reason_text": "too risky"})
+    assert (submitted.response_action, submitted.view_open) == ("update", True)
+    [view] = standin.views()
+    assert (view.id, view.view["title"]["text"]) == (view_id, "Thanks")
