@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         from local.slack_standin import main as standin_main
 
         thread = ["--thread", args.thread] if args.thread else []
-        return standin_main(["say", "--channel", args.channel, *thread, args.text])
+        url = f"http://127.0.0.1:{StackPorts.from_env().slack}"
+        return standin_main(["say", "--url", url, "--channel", args.channel, *thread, args.text])
     return 2
 
 

@@ -137,7 +137,7 @@ def running_stack(
                 "--events-url", ingress_url + "slack/events",
                 "--interactivity-url", ingress_url + "slack/interactivity",
             ], base_env)
-            slack.wait_http(f"http://127.0.0.1:{ports.slack}/api/api.test")
+            slack.wait_http(f"http://127.0.0.1:{ports.slack}/_standin/health")
 
         config_path = environ.get("KOURIER_CONFIG", "")
         agent_url: str | None = None

@@ -4,13 +4,22 @@ Theory of operation: the answer streams live with Slack's streaming messages
 (chat.startStream, chat.appendStream, chat.stopStream); appended text is
 buffered briefly so a token-by-token agent does not cost a Slack call per
 token. Each tool call is a ``task_update`` chunk keyed by its call ID: in
-progress when the call arrives, complete or error when its result does, so
-a step is one card however often it is updated. Slack cuts a streamed
-message after about five minutes and caps its size, so the reply rolls over
-to a continuation message before either (re-opening an open code block).
+progress when the call arrives, complete or error when its result does, so a
+step is one card however often it is updated.
+
+Slack cuts a streamed message after about five minutes and caps its size, so
+the reply rolls over to a continuation message before either, re-opening an
+open code block. A step still running at a roll-over is closed in the old
+message (Slack shows a step left pending as failed) and shown again, in
+progress, in the new one. A stream that Slack has already cut
+(``message_not_in_streaming_state``) is rolled over the same way.
+
 When the agent replaces text already shown, a stream cannot take it back:
 the reply stops streaming and shows the whole canonical text in an ordinary
 message that is edited in place from then on.
+
+The reply's state (what was shown, the open stream, the open steps) is plain
+JSON, so a function that takes the turn over continues the same message.
 """
 
 from __future__ import annotations
@@ -22,10 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from shared.slack.markdown import to_slack_markdown
 
 WORKING_STATUS = "is working…"
+CONTINUED = "continued in the next message"
 
 
 @dataclass(frozen=True)
@@ -49,7 +60,7 @@ class ThreadReply:
         recipient_user: str,
         recipient_team: str,
         limits: ReplyLimits = ReplyLimits(),
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._client = client
         self._channel = channel
@@ -57,12 +68,12 @@ class ThreadReply:
         self._recipient = {"recipient_user_id": recipient_user, "recipient_team_id": recipient_team}
         self._limits = limits
         self._clock = clock
-        self._stream_ts: str | None = None
-        self._stream_started = 0.0
-        self._stream_chars = 0
         self._pending = ""
         self._last_flush = 0.0
         self._shown = ""  # all text shown so far, across continuation messages
+        self._stream_ts: str | None = None
+        self._stream_started = 0.0
+        self._stream_chars = 0
         self._edit_ts: str | None = None  # set once we fall back to post + update
         self._open_steps: dict[str, dict[str, Any]] = {}
 
@@ -78,10 +89,6 @@ class ThreadReply:
         """Add text to the end of the answer."""
         if not text:
             return
-        if self._edit_ts is not None:
-            self._shown += text
-            self._edit()
-            return
         self._pending += text
         if len(self._pending) >= self._limits.flush_chars or (
             self._clock() - self._last_flush >= self._limits.flush_seconds
@@ -90,7 +97,7 @@ class ThreadReply:
 
     def replace(self, text: str) -> None:
         """The answer is now ``text``: text already shown changed."""
-        self._flush()
+        self._pending = ""
         if text == self._shown:
             return
         self._shown = text
@@ -114,74 +121,97 @@ class ThreadReply:
         self._send_chunks([chunk])
 
     def notice(self, text: str) -> None:
-        """A notice of Agent Kourier's own (never the agent's words)."""
+        """A notice of Agent Kourier's own (never the agent's words), after the answer."""
         self.finish()
         self._client.chat_postMessage(channel=self._channel, thread_ts=self._thread_ts, text=text)
 
     def finish(self) -> None:
-        """The answer is complete: flush and stop streaming, leaving no step pending."""
+        """The answer is complete: flush and stop streaming (open steps are closed)."""
         self._flush()
         self._stop_stream()
+        self._open_steps.clear()
 
     def suspend(self) -> None:
-        """This function stops here and another continues: stop streaming, keep steps open.
-
-        The open steps are shown again, in progress, in the continuation
-        message the next function starts.
-        """
+        """This function stops here and another continues: flush, keep the stream open."""
         self._flush()
-        if self._stream_ts is not None:
-            ts, self._stream_ts = self._stream_ts, None
-            self._client.chat_stopStream(channel=self._channel, ts=ts)
 
     def to_state(self) -> dict[str, Any]:
-        """What a continuing function needs (the stream itself is stopped by then)."""
-        return {"shown": self.shown_text, "edit_ts": self._edit_ts, "open_steps": self._open_steps}
+        """What a continuing function needs."""
+        self._flush()
+        return {
+            "shown": self._shown,
+            "stream_ts": self._stream_ts,
+            "stream_started": self._stream_started,
+            "stream_chars": self._stream_chars,
+            "edit_ts": self._edit_ts,
+            "open_steps": self._open_steps,
+        }
 
     def restore(self, state: dict[str, Any]) -> None:
         """Continue a reply that another function began."""
         self._shown = state["shown"]
+        self._stream_ts = state["stream_ts"]
+        self._stream_started = state["stream_started"]
+        self._stream_chars = state["stream_chars"]
         self._edit_ts = state["edit_ts"]
         self._open_steps = dict(state["open_steps"])
-
-    @property
-    def shown_text(self) -> str:
-        """Everything shown so far."""
-        return self._shown + self._pending
 
     # Slack calls -------------------------------------------------------------
 
     def _flush(self) -> None:
         self._last_flush = self._clock()
-        if not self._pending:
-            return
         text, self._pending = self._pending, ""
+        if not text:
+            return
         if self._edit_ts is not None:
             self._shown += text
             self._edit()
             return
         while text:
-            room = self._limits.max_stream_chars - self._stream_chars
-            if self._stream_ts is not None and (
-                room <= 0 or self._clock() - self._stream_started >= self._limits.max_stream_seconds
-            ):
+            if self._stream_ts is not None and self._stream_is_full():
                 self._roll_over()
-                continue
-            piece, text = (text[:room], text[room:]) if self._stream_ts is not None else (text, "")
-            self._stream_markdown(piece)
+            room = self._limits.max_stream_chars - self._stream_chars
+            piece, text = text[:room], text[room:]
+            self._stream(markdown_text=piece)
 
-    def _stream_markdown(self, piece: str) -> None:
-        rendered = to_slack_markdown(piece)
+    def _send_chunks(self, chunks: list[dict[str, Any]]) -> None:
+        self._flush()
+        if self._edit_ts is not None:
+            # Text already went to an edited message: steps go to a stream after it.
+            self._edit_ts = None
+        if self._stream_ts is not None and self._stream_is_full():
+            self._roll_over()
+        self._stream(chunks=chunks)
+
+    def _stream_is_full(self) -> bool:
+        too_old = self._clock() - self._stream_started >= self._limits.max_stream_seconds
+        return too_old or self._stream_chars >= self._limits.max_stream_chars
+
+    def _stream(self, markdown_text: str | None = None, chunks: list[dict[str, Any]] | None = None) -> None:
+        """Add text or chunks to the open stream, starting or renewing it as needed."""
+        content: dict[str, Any] = {}
+        if markdown_text:
+            content["markdown_text"] = to_slack_markdown(markdown_text)
+        if chunks:
+            content["chunks"] = chunks
         if self._stream_ts is None:
-            self._start_stream(markdown_text=rendered)
+            self._start_stream(content)
         else:
-            self._client.chat_appendStream(channel=self._channel, ts=self._stream_ts, markdown_text=rendered)
-        self._stream_chars += len(piece)
-        self._shown += piece
+            try:
+                self._client.chat_appendStream(channel=self._channel, ts=self._stream_ts, **content)
+            except SlackApiError as error:
+                if error.response.get("error") != "message_not_in_streaming_state":
+                    raise
+                self._stream_ts = None  # Slack cut it: continue in a new message
+                self._start_stream(content)
+        if markdown_text:
+            self._stream_chars += len(markdown_text)
+            self._shown += markdown_text
 
-    def _start_stream(self, **content: Any) -> None:
-        if self._open_steps and "chunks" not in content:
-            content["chunks"] = list(self._open_steps.values())
+    def _start_stream(self, content: dict[str, Any]) -> None:
+        reopened = [step for key, step in self._open_steps.items() if step not in content.get("chunks", [])]
+        if reopened:
+            content = {**content, "chunks": [*reopened, *content.get("chunks", [])]}
         answer = self._client.chat_startStream(
             channel=self._channel, thread_ts=self._thread_ts, **self._recipient, **content
         )
@@ -189,38 +219,30 @@ class ThreadReply:
         self._stream_started = self._clock()
         self._stream_chars = 0
 
-    def _send_chunks(self, chunks: list[dict[str, Any]]) -> None:
-        self._flush()
-        if self._edit_ts is not None or self._stream_ts is None:
-            if self._edit_ts is None:
-                self._start_stream(chunks=chunks)
-                return
-            self._stop_stream()
-            self._start_stream(chunks=chunks)
-            return
-        if self._clock() - self._stream_started >= self._limits.max_stream_seconds:
-            self._roll_over()
-        assert self._stream_ts is not None
-        self._client.chat_appendStream(channel=self._channel, ts=self._stream_ts, chunks=chunks)
-
     def _roll_over(self) -> None:
         """Stop this streamed message and continue in a new one."""
-        reopen = "```\n" if self._shown.count("```") % 2 == 1 else ""
-        self._stop_stream(close_code_block=bool(reopen))
-        self._start_stream(markdown_text=reopen or " ")
+        in_code_block = self._shown.count("```") % 2 == 1
+        self._stop_stream(close_code_block=in_code_block, open_steps_output=CONTINUED)
+        self._start_stream({"markdown_text": "```\n"} if in_code_block else {})
 
-    def _stop_stream(self, close_code_block: bool = False) -> None:
+    def _stop_stream(self, close_code_block: bool = False, open_steps_output: str | None = None) -> None:
         if self._stream_ts is None:
             return
         ts, self._stream_ts = self._stream_ts, None
-        chunks = None
-        if not close_code_block and self._open_steps:
-            # Never leave a step pending when a stream stops.
-            chunks = [dict(step, status="complete") for step in self._open_steps.values()]
-            self._open_steps.clear()
-        self._client.chat_stopStream(
-            channel=self._channel, ts=ts, markdown_text="\n```" if close_code_block else None, chunks=chunks
-        )
+        # Never leave a step pending when a stream stops: Slack shows it as failed.
+        closing = [dict(step, status="complete") for step in self._open_steps.values()]
+        if open_steps_output:
+            closing = [dict(step, output=open_steps_output) for step in closing]
+        try:
+            self._client.chat_stopStream(
+                channel=self._channel,
+                ts=ts,
+                markdown_text="\n```" if close_code_block else None,
+                chunks=closing or None,
+            )
+        except SlackApiError as error:
+            if error.response.get("error") != "message_not_in_streaming_state":
+                raise
 
     def _edit(self) -> None:
         rendered = to_slack_markdown(self._shown) or " "

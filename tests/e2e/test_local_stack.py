@@ -1,0 +1,102 @@
+"""A Slack thread carried to the demo agent and back, through every real part."""
+
+from __future__ import annotations
+
+from google.cloud import firestore
+
+from local.slack_standin.client import SlackStandin
+from local.slack_standin.models import Message
+from local.stack import DEMO_CHANNEL
+from shared.store import TURNS
+
+from .conftest import DemoAgent
+
+ANSWER_WAIT = 90.0
+
+
+def finished_answer(standin: SlackStandin, ts: str, expected: str) -> list[Message]:
+    """Wait until the bot's reply in thread ``ts`` contains ``expected`` and has stopped streaming."""
+
+    def answered() -> list[Message]:
+        replies = [m for m in standin.thread(DEMO_CHANNEL, ts) if m.is_bot]
+        done = any(expected in m.text for m in replies) and all(
+            m.stream is None or m.stream == "stopped" for m in replies
+        )
+        return replies if done else []
+
+    return standin.wait_for(answered, timeout=ANSWER_WAIT)
+
+
+def test_a_mention_gets_the_agents_streamed_answer_in_the_thread(
+    standin: SlackStandin, agent: DemoAgent
+) -> None:
+    posted = standin.say(DEMO_CHANNEL, "hello from the e2e test")
+    assert posted.statuses == [200]
+
+    replies = finished_answer(standin, posted.ts, "This is turn 1 in this conversation.")
+
+    answer = "\n".join(m.text for m in replies)
+    assert "hello from the e2e test" in answer
+    steps = [card for m in replies for card in m.tasks]
+    assert [(s.title, s.status) for s in steps] == [("count_words", "complete")]
+    assert standin.calls("chat.appendStream"), "the answer was streamed in chunks"
+    [send] = agent.sends_containing("hello from the e2e test")
+    message = send["params"]["message"]
+    text = message["parts"][0]["text"]
+    assert text == "[Slack: Alice Liddell (U0ALICE) <alice@example.com>]\nhello from the e2e test"
+    assert message["metadata"]["agentkourier.dev/actor"] == {
+        "id": "U0ALICE", "platform": "slack", "name": "Alice Liddell", "email": "alice@example.com",
+    }
+    assert len(message["parts"]) == 1
+    assert not message.get("contextId")
+    assert send["headers"]["x-user-id"] == "kourier"
+
+
+def test_a_slack_retry_and_the_message_twin_of_a_mention_make_one_turn(
+    standin: SlackStandin, agent: DemoAgent, db: firestore.Client
+) -> None:
+    posted = standin.say(DEMO_CHANNEL, "only once, please", both_events=True)
+    assert len(posted.event_ids) == 2 and posted.statuses == [200, 200]
+    retry = standin.resend(posted.event_ids[0])
+    assert retry.status == 200
+
+    replies = finished_answer(standin, posted.ts, "This is turn 1 in this conversation.")
+
+    assert len([m for m in replies if "only once, please" in m.text]) == 1
+    assert len(agent.sends_containing("only once, please")) == 1
+    turns = db.collection(TURNS).where(filter=firestore.FieldFilter("ts", "==", posted.ts)).get()
+    assert len(turns) == 1
+
+
+def test_a_bad_or_stale_signature_gets_401_and_nothing_is_stored_or_sent(
+    standin: SlackStandin, agent: DemoAgent, db: firestore.Client
+) -> None:
+    forged = standin.say(DEMO_CHANNEL, "forged message", signature="wrong_secret")
+    stale = standin.say(DEMO_CHANNEL, "stale message", signature="stale_timestamp")
+
+    assert forged.statuses == [401] and stale.statuses == [401]
+    # A real message after them: once it is answered, the forged ones had every chance.
+    real = standin.say(DEMO_CHANNEL, "a real message after the forged ones")
+    finished_answer(standin, real.ts, "a real message after the forged ones")
+    for refused in (forged, stale):
+        assert not db.collection(TURNS).where(filter=firestore.FieldFilter("ts", "==", refused.ts)).get()
+        assert not [m for m in standin.thread(DEMO_CHANNEL, refused.ts) if m.is_bot]
+    assert not agent.sends_containing("forged message")
+    assert not agent.sends_containing("stale message")
+
+
+def test_a_follow_up_in_the_thread_continues_the_agents_context(
+    standin: SlackStandin, agent: DemoAgent
+) -> None:
+    first = standin.say(DEMO_CHANNEL, "first question")
+    finished_answer(standin, first.ts, "This is turn 1 in this conversation.")
+    [first_send] = agent.sends_containing("first question")
+
+    second = standin.say(DEMO_CHANNEL, "second question", thread_ts=first.ts)
+    finished_answer(standin, first.ts, "This is turn 2 in this conversation.")
+
+    [second_send] = agent.sends_containing("second question")
+    context = second_send["params"]["message"]["contextId"]
+    assert context
+    assert first_send["params"]["message"].get("contextId") in (None, "")
+    assert second.thread_ts == first.ts
