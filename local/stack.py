@@ -113,7 +113,7 @@ def running_stack(
     log_dir = state_dir / "logs"
     processes: list[Process] = []
     with ExitStack() as stack:
-        emulator_env = stack.enter_context(running_emulators(ports.emulators, log_dir))
+        emulator_env = stack.enter_context(running_emulators(ports.emulators, log_dir)).variables
 
         def start(name: str, argv: list[str], env: Mapping[str, str]) -> Process:
             process = Process(name, argv, env, log_dir)
