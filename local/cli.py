@@ -52,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 def _up() -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # Ctrl-C stops everything, even when a script started us in the background.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     state_dir = Path(os.environ.get("KOURIER_STATE_DIR", REPO / ".kourier"))
     state_dir.mkdir(parents=True, exist_ok=True)
     print("kourier: starting emulators, functions, Slack stand-in and demo agent…", flush=True)
