@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import time
-from datetime import timedelta
 
 import structlog
 
@@ -36,11 +35,6 @@ def backend_incarnation(backend: AgentBackend) -> str:
     """Identity of a backend: replaced (another URL or agent), it is a new one."""
     identity = f"{backend.name}|{backend.dialect}|{backend.endpoint}"
     return hashlib.sha256(identity.encode()).hexdigest()[:16]
-
-
-def lease_length() -> timedelta:
-    """How long a claim holds without renewal."""
-    return timedelta(seconds=get_settings().follow_budget_seconds + 60)
 
 
 def function_deadline() -> float:
@@ -68,7 +62,7 @@ def on_resume(session_id: str, turn_id: str, generation: int, timer: str | None)
         if current is None or current.active_turn != turn_id or current.generation != generation:
             return None  # stale or duplicate delivery
         current.generation += 1
-        current.lease_until = now() + lease_length()
+        current.lease_until = now() + get_settings().lease
         return current
 
     session = store.change_session(session_id, claim)
@@ -112,7 +106,7 @@ def claim_next_turn(store: Store, session_id: str, trigger_turn_id: str) -> tupl
         )
         if session.backend_incarnation != incarnation:
             session.backend_incarnation, session.context_id = incarnation, None
-        session.active_turn, session.lease_until = chosen[0], at + lease_length()
+        session.active_turn, session.lease_until = chosen[0], at + get_settings().lease
         session.generation += 1
         return session
 

@@ -8,6 +8,7 @@ else. Emulators are found only through the standard variables
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import lru_cache
 
 from pydantic import Field
@@ -46,9 +47,6 @@ class Settings(BaseSettings):
     )
 
     cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")
-    # Secret Manager is read only in the cloud; locally a token secret
-    # ``name`` is read from the environment variable KOURIER_SECRET_<NAME>.
-    secrets_from_env: bool = Field(True, alias="KOURIER_SECRETS_FROM_ENV")
 
     # How long one function may follow a stream before it hands over
     # through a checkpoint (seconds). Deadlines are settings so tests can
@@ -58,6 +56,10 @@ class Settings(BaseSettings):
     health_urls: str = Field("", alias="KOURIER_HEALTH_URLS")
 
     follow_budget_seconds: float = Field(480.0, alias="KOURIER_FOLLOW_BUDGET_SECONDS")
+
+    # A claim's lease outlives the follow budget by this much; a function
+    # that died is taken over once its lease has run out.
+    lease_margin_seconds: float = Field(60.0, alias="KOURIER_LEASE_MARGIN_SECONDS")
 
     # The turn engine's delays and limits (seconds), per the agent contract.
     backoff_start_seconds: float = Field(1.0, alias="KOURIER_BACKOFF_START_SECONDS")
@@ -72,6 +74,12 @@ class Settings(BaseSettings):
     inline_wait_seconds: float = Field(5.0, alias="KOURIER_INLINE_WAIT_SECONDS")
     # At most one checkpoint write per this many seconds while a stream runs.
     checkpoint_seconds: float = Field(5.0, alias="KOURIER_CHECKPOINT_SECONDS")
+
+
+    @property
+    def lease(self) -> timedelta:
+        """How long a claim on a session holds without renewal."""
+        return timedelta(seconds=self.follow_budget_seconds + self.lease_margin_seconds)
 
 
 @lru_cache(maxsize=1)

@@ -334,7 +334,7 @@ class TurnRun:
         assert self.machine is not None
         self.machine.state = resume_state(self.machine.state)
         self.reply.suspend()
-        generation = self._advance_generation(lease=self._lease())
+        generation = self._advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)
         schedule_call(
             self.settings.follow_queue,
@@ -348,7 +348,7 @@ class TurnRun:
         """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
         self.reply.suspend()
         wake = datetime.fromtimestamp(at, UTC)
-        generation = self._advance_generation(lease=wake - now() + self._lease())
+        generation = self._advance_generation(lease=wake - now() + self.settings.lease)
         self._checkpoint_now(force=True)
         schedule_call(
             self.settings.timers_queue,
@@ -378,9 +378,6 @@ class TurnRun:
     def _task_body(self, generation: int) -> dict[str, Any]:
         return {"session_id": self.session.id, "turn_id": self.turn.id, "generation": generation}
 
-    def _lease(self) -> timedelta:
-        return timedelta(seconds=self.settings.follow_budget_seconds + 60)
-
     # Checkpoints ----------------------------------------------------------------
 
     def _checkpoint_now(self, force: bool) -> None:
@@ -399,7 +396,7 @@ class TurnRun:
                 "caught_up": self.machine.state.phase != Phase.READ,
             }),
         )
-        self.store.renew_lease(self.session.id, self.turn.id, self._lease())
+        self.store.renew_lease(self.session.id, self.turn.id, self.settings.lease)
 
     def _restore(self, checkpoint: dict[str, Any], resumed: bool) -> None:
         state = TurnState.from_dict(checkpoint["machine"])
