@@ -1,0 +1,29 @@
+"""local.provision: what the functions need exists, and running it again is harmless."""
+
+from __future__ import annotations
+
+from google.cloud import pubsub_v1
+
+from local.emulators import EmulatorEnv
+from local.provision import QUEUE_RETRY, provision
+from shared.cloud_tasks_client import make_tasks_client
+from shared.settings import get_settings
+
+
+def test_provision_twice_creates_queues_and_repoints_the_turn_subscription(emulators: EmulatorEnv) -> None:
+    settings = get_settings()
+
+    provision(emulators.variables, "http://127.0.0.1:20397/first")
+    provision(emulators.variables, "http://127.0.0.1:20397/second/")
+
+    tasks = make_tasks_client()
+    for queue in (settings.follow_queue, settings.timers_queue, settings.reconcile_queue):
+        created = tasks.get_queue(name=tasks.queue_path(settings.project, settings.location, queue))
+        assert created.retry_config.max_attempts == QUEUE_RETRY.max_attempts
+    subscriber = pubsub_v1.SubscriberClient()
+    subscription = subscriber.get_subscription(
+        subscription=subscriber.subscription_path(settings.project, f"{settings.turns_topic}-turn-send")
+    )
+    assert subscription.topic.endswith(f"/topics/{settings.turns_topic}")
+    assert subscription.push_config.push_endpoint == f"http://127.0.0.1:20397/second/{subscription.topic}"
+    assert subscription.dead_letter_policy.dead_letter_topic.endswith(f"/topics/{settings.turns_topic}-dead-letter")
