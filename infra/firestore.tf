@@ -3,10 +3,12 @@
 # Collections (created by the code on first write): kourier_sessions,
 # kourier_turns, kourier_events (Slack event de-duplication), kourier_users
 # (users.info cache), kourier_audit (approval decisions) and
-# kourier_questions. Event and user records expire through TTL policies on
-# expire_at; TTL fields are left unindexed, as Firestore advises for
-# timestamps that only grow. The reconcile sweep queries sessions by state
-# and age, which needs the composite index below.
+# kourier_questions. Event and user records, and turns once they are done,
+# expire through TTL policies on expire_at; TTL fields are left unindexed, as
+# Firestore advises for timestamps that only grow. Every query the code makes
+# filters on one field (turns by session_id or status, sessions by
+# lease_until), which Firestore's automatic single-field indexes serve: no
+# composite index is needed.
 
 resource "google_firestore_database" "kourier" {
   project                           = var.project_id
@@ -22,7 +24,7 @@ resource "google_firestore_database" "kourier" {
 }
 
 resource "google_firestore_field" "expire_at" {
-  for_each = toset(["kourier_events", "kourier_users"])
+  for_each = toset(["kourier_events", "kourier_users", "kourier_turns"])
 
   project    = var.project_id
   database   = google_firestore_database.kourier.name
@@ -31,22 +33,6 @@ resource "google_firestore_field" "expire_at" {
 
   ttl_config {}
   index_config {}
-}
-
-resource "google_firestore_index" "sessions_by_state_and_age" {
-  project    = var.project_id
-  database   = google_firestore_database.kourier.name
-  collection = "kourier_sessions"
-
-  fields {
-    field_path = "state"
-    order      = "ASCENDING"
-  }
-
-  fields {
-    field_path = "updated_at"
-    order      = "ASCENDING"
-  }
 }
 
 # Document access, limited to this database by an IAM condition.

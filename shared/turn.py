@@ -83,6 +83,9 @@ from shared.store import Session, Store, Turn, now
 
 log = structlog.get_logger()
 
+DONE_TURNS_KEPT = timedelta(days=30)
+"""A finished turn is kept this long (Firestore's TTL deletes it after)."""
+
 
 def timings(settings: Settings) -> TurnTimings:
     """The machine's delays, from the settings."""
@@ -326,7 +329,12 @@ class TurnRun:
         if outcome in ("failed", "unreachable", "no_task", "session_gone", "no_sign_of_life"):
             log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
         self.store.set_turn(
-            self.turn.id, status="done", outcome=outcome, task_id=self._task_id_or_none(), checkpoint=None
+            self.turn.id,
+            status="done",
+            outcome=outcome,
+            task_id=self._task_id_or_none(),
+            checkpoint=None,
+            expire_at=now() + DONE_TURNS_KEPT,
         )
 
     def _hand_over(self) -> None:
