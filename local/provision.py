@@ -29,7 +29,7 @@ from google.pubsub_v1 import PublisherClient, PushConfig, RetryPolicy, Subscribe
 from google.pubsub_v1.services.publisher.transports import PublisherGrpcTransport
 from google.pubsub_v1.services.subscriber.transports import SubscriberGrpcTransport
 
-from shared.cloud_tasks_client import make_tasks_client
+from shared.handoff import make_tasks_client
 from shared.settings import Settings
 
 # Local choices, shorter than the cloud's (Eventarc: 10 s to 600 s) so that a demo recovers quickly.

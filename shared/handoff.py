@@ -19,7 +19,7 @@ from google.cloud import pubsub_v1, tasks_v2
 from google.cloud.tasks_v2.services.cloud_tasks.transports import CloudTasksGrpcTransport
 from google.protobuf import timestamp_pb2
 
-from shared.settings import get_settings
+from shared.settings import Settings, get_settings
 
 
 @lru_cache(maxsize=1)
@@ -35,13 +35,22 @@ def publish_turn(session_id: str, turn_id: str) -> None:
     _publisher().publish(topic, payload).result(timeout=30)
 
 
-@lru_cache(maxsize=1)
-def _tasks_client() -> tasks_v2.CloudTasksClient:
-    host = get_settings().cloud_tasks_emulator_host
-    if host:
-        channel = grpc.insecure_channel(host)
+def make_tasks_client(settings: Settings | None = None) -> tasks_v2.CloudTasksClient:
+    """A Cloud Tasks client: of the emulator when ``CLOUD_TASKS_EMULATOR_HOST`` is set.
+
+    There is no official Cloud Tasks emulator, so Google's client does not
+    know that variable; the client then talks to it over an insecure channel.
+    """
+    settings = settings or get_settings()
+    if settings.cloud_tasks_emulator_host:
+        channel = grpc.insecure_channel(settings.cloud_tasks_emulator_host)
         return tasks_v2.CloudTasksClient(transport=CloudTasksGrpcTransport(channel=channel))
     return tasks_v2.CloudTasksClient()
+
+
+@lru_cache(maxsize=1)
+def _tasks_client() -> tasks_v2.CloudTasksClient:
+    return make_tasks_client()
 
 
 def schedule_call(

@@ -10,7 +10,7 @@ from google.api_core.exceptions import AlreadyExists, NotFound
 from google.cloud import tasks_v2
 
 from local.emulators import EmulatorEnv
-from shared.cloud_tasks_client import make_tasks_client
+from shared.handoff import make_tasks_client
 from tests.emulators.http_recorder import Endpoint, HttpRecorder
 
 SCHEDULE_DELAY = timedelta(seconds=2)

@@ -6,7 +6,7 @@ from google.cloud import pubsub_v1
 
 from local.emulators import EmulatorEnv
 from local.provision import QUEUE_RETRY, provision
-from shared.cloud_tasks_client import make_tasks_client
+from shared.handoff import make_tasks_client
 from shared.settings import get_settings
 
 
