@@ -27,7 +27,7 @@ import httpx
 
 from shared.a2a.client import AgentClient, request_headers
 from shared.a2a.discovery import AgentCard, CardCache, card_url, fetch_card
-from shared.a2a.errors import AgentError, NotSent, SessionGone
+from shared.a2a.errors import AgentError, CredentialsRejected, NotSent, SessionGone
 from shared.a2a.transport import HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, CallKind, Transport
 from shared.a2a.wire import Method, ProtocolVersion
 from shared.config import AgentBackend, Binding, load_config
@@ -134,7 +134,9 @@ def check_agent(
     """
     report = CheckReport(backend.name, backend.endpoint)
     with nullcontext(http) if http is not None else httpx.Client() as client_http:
-        transport = Transport(client_http, backend.name, header_timeout=header_timeout, idle_timeout=idle_timeout)
+        transport = Transport(
+            client_http, backend.name, header_timeout=header_timeout, idle_timeout=idle_timeout
+        )
         client = AgentClient(
             backend,
             binding,
@@ -150,7 +152,10 @@ def check_agent(
         _check_methods(report, transport, backend.endpoint, headers, card.protocol_version)
         if probe:
             if card.problems:
-                report.bad("The probe turn was not sent: Kourier refuses this agent until its card is fixed.")
+                report.bad(
+                    "The probe turn was not sent: "
+                    "Kourier refuses this agent until its card is fixed."
+                )
             else:
                 _probe_turn(report, client)
     return report
@@ -160,29 +165,46 @@ def _check_card(report: CheckReport, transport: Transport, client: AgentClient) 
     url = card_url(client.endpoint)
     try:
         card = fetch_card(transport, client.endpoint, client.base_headers())
+    except CredentialsRejected as error:
+        report.bad(
+            f"The agent card could not be read: {error}. The credentials are rejected, "
+            "so every turn fails without a retry."
+        )
+        return None
     except AgentError as error:
-        report.bad(f"The agent card could not be read: {error}. Every turn is retried, then fails after 15 minutes.")
+        report.bad(
+            f"The agent card could not be read: {error}. "
+            "Every turn is retried, then fails after 15 minutes."
+        )
         return None
     report.good(f"The agent card is served at {url}.")
     if card.protocol_version is None:
         report.bad(
             "The card lists no JSON-RPC interface for A2A 1.0 or 0.3"
-            f"{_dropped(card)}; every turn fails with \"{notices.NO_JSONRPC_INTERFACE}\"."
+            f'{_dropped(card)}; every turn fails with "{notices.NO_JSONRPC_INTERFACE}".'
         )
     else:
-        other = " (0.3 is used because the card offers no 1.0 interface)" if card.protocol_version == "0.3" else ""
-        report.good(f"The card offers JSON-RPC; Kourier speaks A2A {card.protocol_version}{other}{_dropped(card)}.")
+        other = (
+            " (0.3 is used because the card offers no 1.0 interface)"
+            if card.protocol_version == "0.3"
+            else ""
+        )
+        version = card.protocol_version
+        report.good(
+            f"The card offers JSON-RPC; Kourier speaks A2A {version}{other}{_dropped(card)}."
+        )
     if card.streaming:
         report.good("The card sets capabilities.streaming: true.")
     else:
         report.bad(
             "The card does not set capabilities.streaming: true. Kourier uses only the "
-            f"streaming send, so it refuses the agent: \"{notices.NO_STREAMING}\"."
+            f'streaming send, so it refuses the agent: "{notices.NO_STREAMING}".'
         )
     if card.unsupported_extensions:
         report.bad(
-            f"The card requires extensions Kourier does not speak ({', '.join(card.unsupported_extensions)}); "
-            f"every connect fails with \"{notices.UNSUPPORTED_EXTENSION}\". Only "
+            "The card requires extensions Kourier does not speak "
+            f"({', '.join(card.unsupported_extensions)}); "
+            f'every connect fails with "{notices.UNSUPPORTED_EXTENSION}". Only '
             "https://kagent.dev/extensions/hitl/v1 may be required."
         )
     hitl = (
@@ -211,7 +233,9 @@ def _check_methods(
     unknown_task = {"id": f"kourier-check-{uuid.uuid4().hex}"}
 
     def get() -> None:
-        transport.call(endpoint, Method.GET_TASK.wire_name(version), unknown_task, headers, CallKind.FOLLOW)
+        transport.call(
+            endpoint, Method.GET_TASK.wire_name(version), unknown_task, headers, CallKind.FOLLOW
+        )
 
     def subscribe() -> None:
         for _ in transport.stream(
@@ -220,19 +244,30 @@ def _check_methods(
             pass
 
     def cancel() -> None:
-        transport.call(endpoint, Method.CANCEL.wire_name(version), unknown_task, headers, CallKind.OTHER)
+        transport.call(
+            endpoint, Method.CANCEL.wire_name(version), unknown_task, headers, CallKind.OTHER
+        )
 
-    for method, call in ((Method.GET_TASK, get), (Method.SUBSCRIBE, subscribe), (Method.CANCEL, cancel)):
+    for method, call in (
+        (Method.GET_TASK, get),
+        (Method.SUBSCRIBE, subscribe),
+        (Method.CANCEL, cancel),
+    ):
         _probe_unknown_task(report, method, version, call)
     if version == "0.3":
         report.good(
-            "ListTasks is not asked of an A2A 0.3 agent: a turn whose outcome is unknown is always sent again."
+            "ListTasks is not asked of an A2A 0.3 agent: "
+            "a turn whose outcome is unknown is always sent again."
         )
         return
     name = Method.LIST_TASKS.wire_name(version)
     try:
         result = transport.call(
-            endpoint, name, {"contextId": f"kourier-check-{uuid.uuid4().hex}", "pageSize": 1}, headers, CallKind.OTHER
+            endpoint,
+            name,
+            {"contextId": f"kourier-check-{uuid.uuid4().hex}", "pageSize": 1},
+            headers,
+            CallKind.OTHER,
         )
     except AgentError as error:
         report.bad(_method_failure(Method.LIST_TASKS, name, error, "a list of tasks"))
@@ -240,7 +275,10 @@ def _check_methods(
     if isinstance(result, dict) and isinstance(result.get("tasks"), list):
         report.good(f"{name} answers a list of tasks.")
     else:
-        report.bad(f"{name} answered something that is not a list of tasks; {_IF_MISSING[Method.LIST_TASKS]}.")
+        report.bad(
+            f"{name} answered something that is not a list of tasks; "
+            f"{_IF_MISSING[Method.LIST_TASKS]}."
+        )
 
 
 def _probe_unknown_task(
@@ -255,7 +293,9 @@ def _probe_unknown_task(
         else:
             report.bad(_method_failure(method, name, error, "-32001 (task not found)"))
         return
-    report.bad(f"{name} of a task that does not exist did not fail; expected -32001 (task not found).")
+    report.bad(
+        f"{name} of a task that does not exist did not fail; expected -32001 (task not found)."
+    )
 
 
 def _method_failure(method: Method, name: str, error: AgentError, expected: str) -> str:
@@ -280,21 +320,24 @@ def _probe_turn(report: CheckReport, client: AgentClient) -> None:
     if not reading.task_id:
         report.bad(
             "The probe's stream named no task and was not a Message reply: the outcome is unknown, "
-            f"so the turn is sent again until it fails with \"{notices.UNREACHABLE}\"."
+            f'so the turn is sent again until it fails with "{notices.UNREACHABLE}".'
         )
         return
     report.good(f"The probe's stream names its task ({reading.task_id}).")
     if reading.context_id:
         report.good("The probe's events name their contextId.")
     else:
-        report.bad("The probe's events name no contextId: the thread's next turn starts a new context.")
+        report.bad(
+            "The probe's events name no contextId: the thread's next turn starts a new context."
+        )
     task = _read_task(report, client, reading.task_id)
     if reading.settled:
         report.good(f"The probe's stream ends settled ({reading.state}).")
     else:
         report.bad(
             "The probe's stream ended without a full Task or a status update in a terminal, "
-            "input-required or auth-required state: Kourier treats it as dropped and reads the task again."
+            "input-required or auth-required state: "
+            "Kourier treats it as dropped and reads the task again."
         )
     state = task.status.state if task is not None else reading.state
     _judge_final_state(report, client, reading, state)
@@ -314,9 +357,14 @@ def _read_task(report: CheckReport, client: AgentClient, task_id: str) -> Task |
 
 def _judge_message_reply(report: CheckReport, reply: Message) -> None:
     if reply.text.strip():
-        report.good("The probe was answered with one Message: the turn ends as completed with its text.")
+        report.good(
+            "The probe was answered with one Message: the turn ends as completed with its text."
+        )
     else:
-        report.bad(f"The probe was answered with a Message without text: the thread shows \"{notices.NO_OUTPUT}\"")
+        report.bad(
+            "The probe was answered with a Message without text: "
+            f'the thread shows "{notices.NO_OUTPUT}"'
+        )
 
 
 def _judge_final_state(
@@ -328,14 +376,19 @@ def _judge_final_state(
         else:
             report.bad(
                 "The probe's task completed with no artifact text (text in status messages is not "
-                f"shown): the thread shows \"{notices.NO_OUTPUT}\""
+                f'shown): the thread shows "{notices.NO_OUTPUT}"'
             )
     elif state == TaskState.AUTH_REQUIRED:
-        report.bad("The probe's task paused in auth-required, which Kourier does not support: it cancels the task.")
+        report.bad(
+            "The probe's task paused in auth-required, which Kourier does not support: "
+            "it cancels the task."
+        )
     elif state == TaskState.INPUT_REQUIRED:
         report.good("The probe's task asked a question (input-required); the check cancels it.")
     elif state in (TaskState.SUBMITTED, TaskState.WORKING):
-        report.bad(f"The probe's task is still {state} after its stream ended; the check cancels it.")
+        report.bad(
+            f"The probe's task is still {state} after its stream ended; the check cancels it."
+        )
     else:
         report.bad(f"The probe's task ended {state}.")
     if reading.task_id and state is not None and not state.is_terminal:
@@ -345,7 +398,9 @@ def _judge_final_state(
             report.bad(f"CancelTask of the probe's task failed: {type(error).__name__}: {error}.")
 
 
-def _check_lookup(report: CheckReport, client: AgentClient, context_id: str, message_id: str) -> None:
+def _check_lookup(
+    report: CheckReport, client: AgentClient, context_id: str, message_id: str
+) -> None:
     try:
         found = client.task_holding_message(context_id, message_id)
     except AgentError as error:
@@ -385,7 +440,9 @@ class _TurnReading:
                 self.message_reply = event
             self.context_id = self.context_id or event.context_id
             return
-        self.task_id = self.task_id or (event.id if isinstance(event, Task) else event.task_id) or None
+        self.task_id = (
+            self.task_id or (event.id if isinstance(event, Task) else event.task_id) or None
+        )
         self.context_id = self.context_id or event.context_id
         if isinstance(event, Task):
             self.state = event.status.state
@@ -410,24 +467,32 @@ def main(argv: list[str] | None = None) -> int:
     agent breaks no rule checked, 1 when it does, 2 on a usage or config error.
     """
     parser = argparse.ArgumentParser(
-        prog="kourier agent check", description="Check an agent backend against Agent Kourier's agent contract."
+        prog="kourier agent check",
+        description="Check an agent backend against Agent Kourier's agent contract.",
     )
     parser.add_argument("backend", help="the agentBackends[].name to check")
     parser.add_argument("--probe", action="store_true", help="also send one probe turn")
-    parser.add_argument("--binding", help="the binding whose identity calls the agent (default: the first that uses it)")
+    parser.add_argument(
+        "--binding",
+        help="the binding whose identity calls the agent (default: the first that uses it)",
+    )
     args = parser.parse_args(argv)
     try:
         config = load_config(get_settings().config_path)
         backend = next((b for b in config.agent_backends if b.name == args.backend), None)
         if backend is None:
             raise ConfigError(
-                f"no agentBackend named {args.backend!r} (have {', '.join(b.name for b in config.agent_backends)})"
+                f"no agentBackend named {args.backend!r} "
+                f"(have {', '.join(b.name for b in config.agent_backends)})"
             )
         bindings = [b for b in config.bindings if b.agent_backend == backend.name]
         if args.binding:
             bindings = [b for b in bindings if b.name == args.binding]
         if not bindings:
-            raise ConfigError(f"no binding{' ' + args.binding if args.binding else ''} uses agentBackend {backend.name}")
+            raise ConfigError(
+                f"no binding{' ' + args.binding if args.binding else ''} "
+                f"uses agentBackend {backend.name}"
+            )
         report = check_agent(backend, bindings[0], args.probe)
     except ConfigError as error:
         print(f"kourier agent check: {error}", file=sys.stderr)

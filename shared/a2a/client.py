@@ -115,7 +115,8 @@ class AgentClient:
             )
             if card.problems:
                 raise CardUnusable(
-                    card.problems[0], f"agent card of {self.backend.name}: {'; '.join(card.problems)}"
+                    card.problems[0],
+                    f"agent card of {self.backend.name}: {'; '.join(card.problems)}",
                 )
             self._card = card
         return self._card
@@ -132,7 +133,9 @@ class AgentClient:
         """Whether ListTasks may be called (A2A 1.0 only; reads the card)."""
         return self.protocol_version == "1.0"
 
-    def send(self, message: OutgoingMessage, *, until: float | None = None) -> Iterator[StreamEvent]:
+    def send(
+        self, message: OutgoingMessage, *, until: float | None = None
+    ) -> Iterator[StreamEvent]:
         """Send one message with SendStreamingMessage and yield the agent's events.
 
         A message with ``task_id`` is an answer to a paused task, which
@@ -217,7 +220,11 @@ class AgentClient:
             if token:
                 params["pageToken"] = token
             result = self._transport.call(
-                self.endpoint, Method.LIST_TASKS.wire_name("1.0"), params, self._headers(()), CallKind.OTHER
+                self.endpoint,
+                Method.LIST_TASKS.wire_name("1.0"),
+                params,
+                self._headers(()),
+                CallKind.OTHER,
             )
             page, token = wire.list_page_from_json(result)
             tasks += page

@@ -94,7 +94,9 @@ def read_card(raw: Mapping[str, Any]) -> AgentCard:
         streaming=capabilities.get("streaming") is True,
         lists_hitl=HITL_EXTENSION in uris,
         unsupported_extensions=tuple(
-            str(e.get("uri")) for e in extensions if e.get("required") is True and e.get("uri") != HITL_EXTENSION
+            str(e.get("uri"))
+            for e in extensions
+            if e.get("required") is True and e.get("uri") != HITL_EXTENSION
         ),
         dropped_interfaces=tuple(dropped),
     )
@@ -112,7 +114,9 @@ def fetch_card(transport: Transport, endpoint: str, headers: Mapping[str, str]) 
         raw = transport.get_json(url, headers)
     except (NotSent, OutcomeUnknown) as error:
         raise DiscoveryFailed(
-            f"agent card at {url}: {error}", retry_after=error.retry_after, http_status=error.http_status
+            f"agent card at {url}: {error}",
+            retry_after=error.retry_after,
+            http_status=error.http_status,
         ) from None
     if not isinstance(raw, Mapping):
         raise DiscoveryFailed(f"agent card at {url} is not a JSON object")
@@ -126,7 +130,9 @@ class CardCache:
         self._cards: dict[tuple[str, str], AgentCard] = {}
         self._lock = threading.Lock()
 
-    def card(self, endpoint: str, headers: Mapping[str, str], fetch: Callable[[], AgentCard]) -> AgentCard:
+    def card(
+        self, endpoint: str, headers: Mapping[str, str], fetch: Callable[[], AgentCard]
+    ) -> AgentCard:
         """The cached card for ``endpoint`` and ``headers``, or ``fetch()``'s."""
         key = (endpoint, _fingerprint(headers))
         with self._lock:
@@ -141,7 +147,9 @@ class CardCache:
 
 
 def _fingerprint(headers: Mapping[str, str]) -> str:
-    text = "\n".join(f"{k.lower()}:{v}" for k, v in sorted(headers.items(), key=lambda i: i[0].lower()))
+    text = "\n".join(
+        f"{k.lower()}:{v}" for k, v in sorted(headers.items(), key=lambda i: i[0].lower())
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -14,7 +14,7 @@ import email.utils
 import math
 import time
 from collections.abc import Mapping
-from datetime import timezone
+from datetime import UTC
 
 from shared.core import notices
 from shared.errors import KourierError
@@ -141,7 +141,7 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
         except (TypeError, ValueError):
             return None
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
         seconds = moment.timestamp() - (time.time() if now is None else now)
     if math.isnan(seconds):
         return None

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from enum import Enum
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import structlog
@@ -113,7 +113,8 @@ class Transport:
         Raises:
             CredentialsRejected: On 401 or 403.
             NotSent: On a redirect or another 4xx, or if no connection could be opened.
-            OutcomeUnknown: On 5xx, 408, 429, a timeout, a lost connection or a body that is not JSON.
+            OutcomeUnknown: On 5xx, 408, 429, a timeout, a lost connection, or a body
+                that is not JSON.
         """
         try:
             response = self._http.get(
@@ -230,14 +231,17 @@ class Transport:
                     yield result
             except (httpx.HTTPError, SSEError) as error:
                 if not watchdog.cut:
-                    raise _stream_failure(seen_event, f"{method}: connection lost ({error!r})") from None
+                    raise _stream_failure(
+                        seen_event, f"{method}: connection lost ({error!r})"
+                    ) from None
             except AgentError as error:
                 if seen_event:
                     raise StreamDropped(str(error), retry_after=error.retry_after) from None
                 raise
             if watchdog.cut == "idle":
                 raise _stream_failure(
-                    seen_event, f"{method}: no event for {self.idle_timeout:g} s; the stream was cut"
+                    seen_event,
+                    f"{method}: no event for {self.idle_timeout:g} s; the stream was cut",
                 )
 
     def _raise_for_status(self, response: httpx.Response) -> None:
@@ -260,7 +264,9 @@ class Transport:
                 f"{where} answered HTTP {status}", http_status=status, retry_after=retry_after
             )
         failure = OutcomeUnknown if status >= 500 or status in (408, 429) else NotSent
-        raise failure(f"{where} answered HTTP {status}", http_status=status, retry_after=retry_after)
+        raise failure(
+            f"{where} answered HTTP {status}", http_status=status, retry_after=retry_after
+        )
 
 
 class _Watchdog:
@@ -273,16 +279,20 @@ class _Watchdog:
 
     def __init__(self, response: httpx.Response, idle: float, until: float | None) -> None:
         stream = response.extensions.get("network_stream")
-        self._socket = stream.get_extra_info("socket") if stream is not None else None
+        found = stream.get_extra_info("socket") if stream is not None else None
+        self._socket = found if isinstance(found, socket.socket) else None
         self._idle = idle
         self._until = until
         self._last_event = time.monotonic()
         self._stopped = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="a2a-stream-watchdog", daemon=True)
+        self._thread: threading.Thread | None = None
         self.cut: str | None = None
 
-    def __enter__(self) -> _Watchdog:
-        if isinstance(self._socket, socket.socket):
+    def __enter__(self) -> Self:
+        if self._socket is not None:
+            self._thread = threading.Thread(
+                target=self._watch, args=(self._socket,), name="a2a-stream-watchdog", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -293,14 +303,14 @@ class _Watchdog:
         traceback: TracebackType | None,
     ) -> None:
         self._stopped.set()
-        if self._thread.is_alive():
+        if self._thread is not None:
             self._thread.join()
 
     def event_arrived(self) -> None:
         """Restart the idle count."""
         self._last_event = time.monotonic()
 
-    def _watch(self) -> None:
+    def _watch(self, stream_socket: socket.socket) -> None:
         while True:
             idle_deadline = self._last_event + self._idle
             deadline = idle_deadline if self._until is None else min(idle_deadline, self._until)
@@ -314,7 +324,8 @@ class _Watchdog:
             else:
                 continue
             try:
-                socket.socket.shutdown(self._socket, socket.SHUT_RDWR)  # type: ignore[arg-type]
+                # socket.socket's own shutdown, also for TLS: it only ends the blocked read.
+                socket.socket.shutdown(stream_socket, socket.SHUT_RDWR)
             except OSError:
                 pass  # already closed: the read has ended anyway
             return
@@ -325,7 +336,7 @@ def _request(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _content_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return str(response.headers.get("content-type", "")).partition(";")[0].strip().lower()
 
 
 def _json_body(response: httpx.Response) -> Any:
@@ -336,7 +347,8 @@ def _json_body(response: httpx.Response) -> Any:
         raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
     except ValueError:
         raise OutcomeUnknown(
-            f"the answer is neither JSON nor an event stream ({_content_type(response) or 'no content type'})",
+            "the answer is neither JSON nor an event stream "
+            f"({_content_type(response) or 'no content type'})",
             http_status=response.status_code,
         ) from None
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -94,7 +94,11 @@ def send_params(message: OutgoingMessage, version: ProtocolVersion) -> dict[str,
     if version == "1.0":
         wire |= {"role": "ROLE_USER", "parts": [{"text": message.text}]}
     else:
-        wire |= {"kind": "message", "role": "user", "parts": [{"kind": "text", "text": message.text}]}
+        wire |= {
+            "kind": "message",
+            "role": "user",
+            "parts": [{"kind": "text", "text": message.text}],
+        }
     if message.context_id:
         wire["contextId"] = message.context_id
     if message.task_id:
@@ -109,7 +113,12 @@ def send_params(message: OutgoingMessage, version: ProtocolVersion) -> dict[str,
 # --- what agents send ----------------------------------------------------------
 
 _V03_KINDS = {"task", "status-update", "artifact-update", "message"}
-_V10_WRAPPERS = {"task": "task", "statusUpdate": "status-update", "artifactUpdate": "artifact-update", "message": "message"}
+_V10_WRAPPERS = {
+    "task": "task",
+    "statusUpdate": "status-update",
+    "artifactUpdate": "artifact-update",
+    "message": "message",
+}
 
 
 def event_from_json(result: Any) -> StreamEvent | None:
@@ -165,7 +174,9 @@ def task_from_json(obj: Any) -> Task | None:
         id=_str(obj.get("id")) or "",
         context_id=_str(obj.get("contextId")),
         status=_status(obj.get("status")),
-        artifacts=tuple(_artifact(a) for a in _list(obj.get("artifacts")) if isinstance(a, Mapping)),
+        artifacts=tuple(
+            _artifact(a) for a in _list(obj.get("artifacts")) if isinstance(a, Mapping)
+        ),
         history=tuple(
             m for m in (message_from_json(h) for h in _list(obj.get("history"))) if m is not None
         ),
@@ -234,8 +245,8 @@ def _timestamp(value: Any) -> str | None:
     except ValueError:
         return value
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _artifact(obj: Mapping[str, Any]) -> Artifact:

@@ -57,7 +57,9 @@ def _received(url: str) -> list[dict[str, Any]]:
     return list(httpx.get(url + "_demo/received").json())
 
 
-def test_streamed_send_yields_the_task_its_text_and_tool_parts(demo_agent: str, make_client: MakeClient) -> None:
+def test_streamed_send_yields_the_task_its_text_and_tool_parts(
+    demo_agent: str, make_client: MakeClient
+) -> None:
     client = make_client(demo_agent)
 
     events = list(client.send(_turn("hello brave new world")))
@@ -77,7 +79,9 @@ def test_streamed_send_yields_the_task_its_text_and_tool_parts(demo_agent: str, 
         if isinstance(part, DataPart)
     ]
     assert [p.metadata["adk_type"] for p in tool_parts] == ["function_call", "function_response"]
-    assert tool_parts[1].data["response"] == {"words": 4}  # 4, not 4.0, though Struct sends a double
+    assert tool_parts[1].data["response"] == {
+        "words": 4
+    }  # 4, not 4.0, though Struct sends a double
 
 
 def test_the_wire_carries_what_the_contract_says_is_sent(
@@ -92,7 +96,9 @@ def test_the_wire_carries_what_the_contract_says_is_sent(
     version = client.protocol_version
     httpx.delete(demo_agent + "_demo/received")
     message = _turn("what is sent?")
-    token = current_trace.set(TraceContext("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "k=v"))
+    token = current_trace.set(
+        TraceContext("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "k=v")
+    )
     try:
         list(client.send(message))
     finally:
@@ -110,7 +116,12 @@ def test_the_wire_carries_what_the_contract_says_is_sent(
     assert wire_message["messageId"] == message.message_id
     assert "contextId" not in wire_message and "taskId" not in wire_message
     assert wire_message["metadata"] == {
-        ACTOR_METADATA_KEY: {"id": "U123", "platform": "slack", "name": "Ada Lovelace", "email": "ada@example.com"}
+        ACTOR_METADATA_KEY: {
+            "id": "U123",
+            "platform": "slack",
+            "name": "Ada Lovelace",
+            "email": "ada@example.com",
+        }
     }
     if version == "1.0":
         assert sent["method"] == "SendStreamingMessage"
@@ -139,7 +150,9 @@ def test_get_task_reads_the_finished_task(demo_agent: str, make_client: MakeClie
     assert len(client.get_task(task.id, history_length=1).history) == 1
 
 
-def test_subscribe_follows_a_task_after_its_stream_is_left(demo_agent: str, make_client: MakeClient) -> None:
+def test_subscribe_follows_a_task_after_its_stream_is_left(
+    demo_agent: str, make_client: MakeClient
+) -> None:
     client = make_client(demo_agent)
     stream = client.send(_turn("long 2 please"))
     first = next(stream)
@@ -169,7 +182,9 @@ def test_cancel_stops_a_running_task(demo_agent: str, make_client: MakeClient) -
     assert client.get_task(first.id).status.state == TaskState.CANCELED
 
 
-def test_list_tasks_follows_pages_and_finds_a_turn_by_message_id(demo_agent: str, make_client: MakeClient) -> None:
+def test_list_tasks_follows_pages_and_finds_a_turn_by_message_id(
+    demo_agent: str, make_client: MakeClient
+) -> None:
     client = make_client(demo_agent, list_page_size=2)
     if client.protocol_version == "0.3":
         assert not client.supports_list_tasks
@@ -189,13 +204,19 @@ def test_list_tasks_follows_pages_and_finds_a_turn_by_message_id(demo_agent: str
 
     assert sorted(t.id for t in tasks) == sorted(task_ids)
     calls = [r for r in _received(demo_agent) if r["method"] == "ListTasks"]
-    assert len(calls) == 2 and "pageToken" not in calls[0]["params"] and calls[1]["params"]["pageToken"]
+    assert (
+        len(calls) == 2
+        and "pageToken" not in calls[0]["params"]
+        and calls[1]["params"]["pageToken"]
+    )
     found = client.task_holding_message(context_id, later[0].message_id)
     assert found is not None and found.id == task_ids[1]
     assert client.task_holding_message(context_id, "never-sent") is None
 
 
-def test_until_ends_a_stream_quietly_at_the_callers_deadline(demo_agent: str, make_client: MakeClient) -> None:
+def test_until_ends_a_stream_quietly_at_the_callers_deadline(
+    demo_agent: str, make_client: MakeClient
+) -> None:
     client = make_client(demo_agent)
     started = time.monotonic()
 

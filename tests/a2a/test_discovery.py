@@ -9,7 +9,15 @@ import pytest
 from shared.a2a.errors import CardUnusable, DiscoveryFailed
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION, OutgoingMessage
-from tests.a2a.agents import Exchange, ScriptedAgent, card_json, free_port, result, status_update, task
+from tests.a2a.agents import (
+    Exchange,
+    ScriptedAgent,
+    card_json,
+    free_port,
+    result,
+    status_update,
+    task,
+)
 from tests.a2a.conftest import MakeClient, card_03
 
 TURN = OutgoingMessage(message_id="m1", text="hello")
@@ -35,7 +43,9 @@ def _refused(agent: ScriptedAgent, make_client: MakeClient) -> CardUnusable:
     return raised.value
 
 
-def test_a_card_without_a_jsonrpc_interface_fails_the_turn(agent: ScriptedAgent, make_client: MakeClient) -> None:
+def test_a_card_without_a_jsonrpc_interface_fails_the_turn(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
     agent.card["supportedInterfaces"] = [
         {"url": agent.url, "protocolBinding": "GRPC", "protocolVersion": "1.0"},
         {"url": agent.url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
@@ -54,13 +64,17 @@ def test_a_card_without_streaming_is_refused(agent: ScriptedAgent, make_client: 
     assert _refused(agent, make_client).reason == notices.NO_STREAMING
 
 
-def test_a_card_that_does_not_say_streaming_is_refused(agent: ScriptedAgent, make_client: MakeClient) -> None:
+def test_a_card_that_does_not_say_streaming_is_refused(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
     agent.card["capabilities"] = {}
 
     assert _refused(agent, make_client).reason == notices.NO_STREAMING
 
 
-def test_an_unsupported_required_extension_fails_the_connect(agent: ScriptedAgent, make_client: MakeClient) -> None:
+def test_an_unsupported_required_extension_fails_the_connect(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
     agent.card["capabilities"]["extensions"] = [
         {"uri": HITL_EXTENSION, "required": True},
         {"uri": "https://example.com/ext/payments/v1", "required": True},
@@ -73,7 +87,9 @@ def test_an_unsupported_required_extension_fails_the_connect(agent: ScriptedAgen
     )
 
 
-def test_a_required_hitl_extension_is_asked_for_on_every_call(agent: ScriptedAgent, make_client: MakeClient) -> None:
+def test_a_required_hitl_extension_is_asked_for_on_every_call(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
     agent.card["capabilities"]["extensions"] = [
         {"uri": HITL_EXTENSION, "required": True},
         {"uri": "https://example.com/ext/optional/v1", "required": False},
@@ -83,11 +99,18 @@ def test_a_required_hitl_extension_is_asked_for_on_every_call(agent: ScriptedAge
     list(client.send(TURN))
     client.get_task("t1")
 
-    assert [p.headers.get("a2a-extensions") for p in agent.posts()] == [HITL_EXTENSION, HITL_EXTENSION]
+    assert [p.headers.get("a2a-extensions") for p in agent.posts()] == [
+        HITL_EXTENSION,
+        HITL_EXTENSION,
+    ]
 
 
-def test_a_03_agent_listing_hitl_gets_both_extension_headers(agent: ScriptedAgent, make_client: MakeClient) -> None:
-    agent.card = card_03(agent.url, capabilities={"streaming": True, "extensions": [{"uri": HITL_EXTENSION}]})
+def test_a_03_agent_listing_hitl_gets_both_extension_headers(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
+    agent.card = card_03(
+        agent.url, capabilities={"streaming": True, "extensions": [{"uri": HITL_EXTENSION}]}
+    )
     client = make_client(agent.url)
 
     list(client.send(TURN))
@@ -114,7 +137,9 @@ def test_a_03_agent_listing_hitl_gets_both_extension_headers(agent: ScriptedAgen
         ),
         (
             {
-                "supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}],
+                "supportedInterfaces": [
+                    {"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}
+                ],
             },
             "message/stream",
         ),
@@ -128,7 +153,10 @@ def test_a_03_agent_listing_hitl_gets_both_extension_headers(agent: ScriptedAgen
             },
             "message/stream",
         ),
-        ({"supportedInterfaces": [], "url": "http://x/", "protocolVersion": "0.2.6"}, "message/stream"),
+        (
+            {"supportedInterfaces": [], "url": "http://x/", "protocolVersion": "0.2.6"},
+            "message/stream",
+        ),
     ],
     ids=["1.0", "1.0-and-0.3", "0.3-interface", "0.3-additional", "0.3-default-transport"],
 )
@@ -172,7 +200,8 @@ def test_on_kagent_v1_the_endpoint_is_url_plus_agents_namespace_name(
     agent: ScriptedAgent, make_client: MakeClient
 ) -> None:
     client = make_client(
-        agent.url + "api", backend={"dialect": "kagent-v1", "namespace": "team-a", "agent": "helper"}
+        agent.url + "api",
+        backend={"dialect": "kagent-v1", "namespace": "team-a", "agent": "helper"},
     )
 
     list(client.send(TURN))
@@ -260,7 +289,9 @@ def test_the_card_is_cached_until_the_url_or_credentials_change(
     assert agent.card_fetches() == 4
 
 
-def test_an_unusable_card_is_read_again_at_the_next_use(agent: ScriptedAgent, make_client: MakeClient) -> None:
+def test_an_unusable_card_is_read_again_at_the_next_use(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
     agent.card["capabilities"] = {"streaming": False}
     with pytest.raises(CardUnusable):
         list(make_client(agent.url).send(TURN))

@@ -25,11 +25,17 @@ def test_pages_are_followed_up_to_100(agent: ScriptedAgent, make_client: MakeCli
     assert agent.posts()[0].headers["a2a-version"] == "1.0"
 
 
-def test_a_list_without_history_makes_a_turn_look_absent(agent: ScriptedAgent, make_client: MakeClient) -> None:
-    with_history = task("t1", history=[{"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}])
+def test_a_list_without_history_makes_a_turn_look_absent(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
+    with_history = task(
+        "t1", history=[{"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}]
+    )
     without_history = task("t2")
 
-    agent.script = lambda exchange: exchange.json(result({"tasks": [without_history, with_history]}))
+    agent.script = lambda exchange: exchange.json(
+        result({"tasks": [without_history, with_history]})
+    )
     client = make_client(agent.url)
 
     found = client.task_holding_message("c1", "m1")
@@ -39,7 +45,9 @@ def test_a_list_without_history_makes_a_turn_look_absent(agent: ScriptedAgent, m
     assert client.task_holding_message("c1", "m1") is None
 
 
-def test_an_agent_without_list_tasks_is_not_sent(agent: ScriptedAgent, make_client: MakeClient) -> None:
+def test_an_agent_without_list_tasks_is_not_sent(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
     agent.script = lambda exchange: exchange.json(error(-32601, "Method not found"))
 
     with pytest.raises(NotSent) as raised:

@@ -66,12 +66,18 @@ def _final_state(events: list[StreamEvent]) -> TaskState:
 
 def _artifact_text(events: list[StreamEvent]) -> str:
     return "".join(
-        p.text for e in events if isinstance(e, ArtifactUpdate) for p in e.artifact.parts if isinstance(p, TextPart)
+        p.text
+        for e in events
+        if isinstance(e, ArtifactUpdate)
+        for p in e.artifact.parts
+        if isinstance(p, TextPart)
     )
 
 
 @pytest.mark.parametrize(("kind", "version"), [("adk", "1.0"), ("kagent", "0.3")])
-def test_streamed_send_then_get_task(peer_url: PeerUrl, make_client: MakeClient, kind: PeerKind, version: str) -> None:
+def test_streamed_send_then_get_task(
+    peer_url: PeerUrl, make_client: MakeClient, kind: PeerKind, version: str
+) -> None:
     client = make_client(peer_url(kind))
     message = _turn()
 
@@ -101,7 +107,9 @@ def test_subscribe_to_a_finished_task_is_refused(
     assert raised.value.rpc_code == code
 
 
-def test_adk_subscribe_to_a_paused_task_starts_with_its_snapshot(peer_url: PeerUrl, make_client: MakeClient) -> None:
+def test_adk_subscribe_to_a_paused_task_starts_with_its_snapshot(
+    peer_url: PeerUrl, make_client: MakeClient
+) -> None:
     client = make_client(peer_url("adk-confirm"))
     events = list(client.send(_turn("publish this note")))
     assert _final_state(events) == TaskState.INPUT_REQUIRED
@@ -113,7 +121,9 @@ def test_adk_subscribe_to_a_paused_task_starts_with_its_snapshot(peer_url: PeerU
     assert followed[0].id == task_id and followed[0].status.state == TaskState.INPUT_REQUIRED
 
 
-def test_kagent_subscribe_to_a_paused_task_is_session_gone(peer_url: PeerUrl, make_client: MakeClient) -> None:
+def test_kagent_subscribe_to_a_paused_task_is_session_gone(
+    peer_url: PeerUrl, make_client: MakeClient
+) -> None:
     """a2a-sdk 0.3.26 answers -32001 when no stream of the task is live, though the task exists."""
     client = make_client(peer_url("kagent-confirm"))
     events = list(client.send(_turn("publish this note")))

@@ -27,13 +27,87 @@ def test_a_10_stream_as_real_servers_send_it(agent: ScriptedAgent, make_client: 
     def quirky(exchange: Exchange) -> None:
         exchange.start_stream()
         # An artifact update first, no task; append and lastChunk absent.
-        exchange.event(result({"artifactUpdate": {"taskId": "t1", "contextId": "c1", "artifact": {"artifactId": "a1", "parts": [{"text": "Hel"}]}}}))
+        exchange.event(
+            result(
+                {
+                    "artifactUpdate": {
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "artifact": {"artifactId": "a1", "parts": [{"text": "Hel"}]},
+                    }
+                }
+            )
+        )
         # A working status whose message has no parts key, no taskId, no contextId.
-        exchange.event(result({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING", "message": {"messageId": "s1", "role": "ROLE_AGENT"}, "timestamp": "2026-11-30T05:00:00.5+00:00"}}}))
+        exchange.event(
+            result(
+                {
+                    "statusUpdate": {
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "status": {
+                            "state": "TASK_STATE_WORKING",
+                            "message": {"messageId": "s1", "role": "ROLE_AGENT"},
+                            "timestamp": "2026-11-30T05:00:00.5+00:00",
+                        },
+                    }
+                }
+            )
+        )
         # A tool result whose numbers came back as doubles.
-        exchange.event(result({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-30T05:00:00.500000Z", "message": {"role": "ROLE_AGENT", "parts": [{"data": {"words": 4.0, "ratio": 0.5, "items": [1.0, 2.0]}, "metadata": {"adk_type": "function_response"}}]}}}}))
-        exchange.event(result({"artifactUpdate": {"taskId": "t1", "contextId": "c1", "append": True, "lastChunk": True, "artifact": {"artifactId": "a1", "parts": [{"text": "lo"}, {"url": "https://x/f.png", "mediaType": "image/png"}]}}}))
-        exchange.event(result({"statusUpdate": {"taskId": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}}))
+        exchange.event(
+            result(
+                {
+                    "statusUpdate": {
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "status": {
+                            "state": "TASK_STATE_WORKING",
+                            "timestamp": "2026-11-30T05:00:00.500000Z",
+                            "message": {
+                                "role": "ROLE_AGENT",
+                                "parts": [
+                                    {
+                                        "data": {"words": 4.0, "ratio": 0.5, "items": [1.0, 2.0]},
+                                        "metadata": {"adk_type": "function_response"},
+                                    }
+                                ],
+                            },
+                        },
+                    }
+                }
+            )
+        )
+        exchange.event(
+            result(
+                {
+                    "artifactUpdate": {
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "append": True,
+                        "lastChunk": True,
+                        "artifact": {
+                            "artifactId": "a1",
+                            "parts": [
+                                {"text": "lo"},
+                                {"url": "https://x/f.png", "mediaType": "image/png"},
+                            ],
+                        },
+                    }
+                }
+            )
+        )
+        exchange.event(
+            result(
+                {
+                    "statusUpdate": {
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "status": {"state": "TASK_STATE_COMPLETED"},
+                    }
+                }
+            )
+        )
         exchange.end()
 
     agent.script = quirky
@@ -64,10 +138,65 @@ def test_a_03_stream_as_kagent_sends_it(agent: ScriptedAgent, make_client: MakeC
         user = exchange.params["message"]
         exchange.sse(
             [
-                result({"kind": "status-update", "taskId": "t1", "contextId": "c1", "final": False, "status": {"state": "submitted", "message": user, "timestamp": "2026-11-30T05:00:00+00:00"}}),
-                result({"kind": "status-update", "taskId": "t1", "contextId": "c1", "final": False, "status": {"state": "working", "message": {"kind": "message", "role": "agent", "messageId": "x", "parts": [{"kind": "data", "data": {"name": "count_words", "args": {"text": "hi"}}, "metadata": {"kagent_type": "function_call"}}, {"kind": "file", "file": {"uri": "https://x"}}]}}}),
-                result({"kind": "artifact-update", "taskId": "t1", "contextId": "c1", "append": False, "lastChunk": True, "artifact": {"artifactId": "a1", "parts": [{"kind": "text", "text": "Done."}]}}),
-                result({"kind": "status-update", "taskId": "t1", "contextId": "c1", "final": True, "status": {"state": "completed"}}),
+                result(
+                    {
+                        "kind": "status-update",
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "final": False,
+                        "status": {
+                            "state": "submitted",
+                            "message": user,
+                            "timestamp": "2026-11-30T05:00:00+00:00",
+                        },
+                    }
+                ),
+                result(
+                    {
+                        "kind": "status-update",
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "final": False,
+                        "status": {
+                            "state": "working",
+                            "message": {
+                                "kind": "message",
+                                "role": "agent",
+                                "messageId": "x",
+                                "parts": [
+                                    {
+                                        "kind": "data",
+                                        "data": {"name": "count_words", "args": {"text": "hi"}},
+                                        "metadata": {"kagent_type": "function_call"},
+                                    },
+                                    {"kind": "file", "file": {"uri": "https://x"}},
+                                ],
+                            },
+                        },
+                    }
+                ),
+                result(
+                    {
+                        "kind": "artifact-update",
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "append": False,
+                        "lastChunk": True,
+                        "artifact": {
+                            "artifactId": "a1",
+                            "parts": [{"kind": "text", "text": "Done."}],
+                        },
+                    }
+                ),
+                result(
+                    {
+                        "kind": "status-update",
+                        "taskId": "t1",
+                        "contextId": "c1",
+                        "final": True,
+                        "status": {"state": "completed"},
+                    }
+                ),
             ]
         )
 
@@ -90,18 +219,61 @@ def test_a_03_stream_as_kagent_sends_it(agent: ScriptedAgent, make_client: MakeC
 
 
 def test_a_message_reply_is_read_in_both_spellings() -> None:
-    v10 = wire.event_from_json({"message": {"messageId": "r1", "role": "ROLE_AGENT", "contextId": "c9", "parts": [{"text": "hi"}]}})
-    v03 = wire.event_from_json({"kind": "message", "messageId": "r1", "role": "agent", "contextId": "c9", "parts": [{"kind": "text", "text": "hi"}]})
+    v10 = wire.event_from_json(
+        {
+            "message": {
+                "messageId": "r1",
+                "role": "ROLE_AGENT",
+                "contextId": "c9",
+                "parts": [{"text": "hi"}],
+            }
+        }
+    )
+    v03 = wire.event_from_json(
+        {
+            "kind": "message",
+            "messageId": "r1",
+            "role": "agent",
+            "contextId": "c9",
+            "parts": [{"kind": "text", "text": "hi"}],
+        }
+    )
 
-    assert v10 == v03 == Message(role=Role.AGENT, parts=(TextPart("hi"),), message_id="r1", context_id="c9")
+    assert (
+        v10
+        == v03
+        == Message(role=Role.AGENT, parts=(TextPart("hi"),), message_id="r1", context_id="c9")
+    )
 
 
 def test_a_task_is_read_in_both_spellings() -> None:
     v10 = wire.event_from_json(
-        {"task": {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}, "history": [{"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "q"}]}], "artifacts": [{"artifactId": "a", "parts": [{"text": "x"}]}]}}
+        {
+            "task": {
+                "id": "t1",
+                "contextId": "c1",
+                "status": {"state": "TASK_STATE_INPUT_REQUIRED"},
+                "history": [{"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "q"}]}],
+                "artifacts": [{"artifactId": "a", "parts": [{"text": "x"}]}],
+            }
+        }
     )
     v03 = wire.task_from_json(
-        {"kind": "task", "id": "t1", "contextId": "c1", "status": {"state": "input-required"}, "history": [{"kind": "message", "role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "q"}]}], "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "x"}]}]}
+        {
+            "kind": "task",
+            "id": "t1",
+            "contextId": "c1",
+            "status": {"state": "input-required"},
+            "history": [
+                {
+                    "kind": "message",
+                    "role": "user",
+                    "messageId": "m1",
+                    "parts": [{"kind": "text", "text": "q"}],
+                }
+            ],
+            "artifacts": [{"artifactId": "a", "parts": [{"kind": "text", "text": "x"}]}],
+        }
     )
 
     assert isinstance(v10, Task) and v10 == v03
@@ -138,10 +310,23 @@ def test_what_is_sent_for_each_version() -> None:
     answer = OutgoingMessage(message_id="m2", text="yes", context_id="c1", task_id="t1")
 
     assert wire.send_params(answer, "1.0") == {
-        "message": {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "yes"}], "contextId": "c1", "taskId": "t1"}
+        "message": {
+            "messageId": "m2",
+            "role": "ROLE_USER",
+            "parts": [{"text": "yes"}],
+            "contextId": "c1",
+            "taskId": "t1",
+        }
     }
     assert wire.send_params(answer, "0.3") == {
-        "message": {"messageId": "m2", "kind": "message", "role": "user", "parts": [{"kind": "text", "text": "yes"}], "contextId": "c1", "taskId": "t1"}
+        "message": {
+            "messageId": "m2",
+            "kind": "message",
+            "role": "user",
+            "parts": [{"kind": "text", "text": "yes"}],
+            "contextId": "c1",
+            "taskId": "t1",
+        }
     }
 
 
