@@ -37,7 +37,7 @@ import grpc
 from gcloud_tasks_emulator import server as upstream
 from gcloud_tasks_emulator.cloudtasks_pb2_grpc import add_CloudTasksServicer_to_server
 from google.api_core.exceptions import AlreadyExists, GoogleAPICallError, NotFound
-from google.cloud.tasks_v2 import Attempt, Queue, RetryConfig, Task
+from google.cloud.tasks_v2 import Attempt, DeleteTaskRequest, GetTaskRequest, Queue, RetryConfig, Task
 from google.protobuf import empty_pb2
 from google.rpc import code_pb2
 
@@ -225,18 +225,22 @@ class KourierServicer(upstream.Greeter):
         super().__init__(state)
         self._kourier_state = state
 
-    def GetTask(self, request, context):  # noqa: N802 (gRPC method name)
+    def GetTask(  # noqa: N802 (gRPC method names)
+        self, request: GetTaskRequest, context: grpc.ServicerContext
+    ) -> Task:
         try:
             return self._kourier_state.get_task(request.name)
         except GoogleAPICallError as err:
-            context.abort(err.grpc_status_code, err.message)
+            context.abort(err.grpc_status_code, err.message)  # raises
 
-    def DeleteTask(self, request, context):  # noqa: N802 (gRPC method name)
+    def DeleteTask(  # noqa: N802 (gRPC method names)
+        self, request: DeleteTaskRequest, context: grpc.ServicerContext
+    ) -> empty_pb2.Empty:
         try:
             self._kourier_state.delete_task(request.name)
             return empty_pb2.Empty()
         except GoogleAPICallError as err:
-            context.abort(err.grpc_status_code, err.message)
+            context.abort(err.grpc_status_code, err.message)  # raises
 
 
 def serve(port: int) -> None:
