@@ -17,6 +17,7 @@ history ListTasks returns. A probe task left running is cancelled.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import httpx
+import structlog
 
 from shared.a2a.client import AgentClient, request_headers
 from shared.a2a.discovery import AgentCard, CardCache, card_url, fetch_card
@@ -477,6 +479,8 @@ def main(argv: list[str] | None = None) -> int:
         help="the binding whose identity calls the agent (default: the first that uses it)",
     )
     args = parser.parse_args(argv)
+    # The probes fail on purpose; their log lines would only bury the report.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     try:
         config = load_config(get_settings().config_path)
         backend = next((b for b in config.agent_backends if b.name == args.backend), None)

@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from enum import Enum
 from types import TracebackType
 from typing import Any, Self
@@ -116,23 +117,24 @@ class Transport:
             OutcomeUnknown: On 5xx, 408, 429, a timeout, a lost connection, or a body
                 that is not JSON.
         """
-        try:
-            response = self._http.get(
-                url,
-                headers=dict(headers),
-                timeout=httpx.Timeout(self.header_timeout),
-                follow_redirects=False,
-            )
-        except httpx.HTTPError as error:
-            raise _connection_failure(error, self.header_timeout) from None
-        self._raise_for_status(response)
-        try:
-            return wire.loads(response.content)
-        except ValueError:
-            raise OutcomeUnknown(
-                f"{url} did not answer with JSON ({_content_type(response) or 'no content type'})",
-                http_status=response.status_code,
-            ) from None
+        with self._logged("card"):
+            try:
+                response = self._http.get(
+                    url,
+                    headers=dict(headers),
+                    timeout=httpx.Timeout(self.header_timeout),
+                    follow_redirects=False,
+                )
+            except httpx.HTTPError as error:
+                raise _connection_failure(error, self.header_timeout) from None
+            self._raise_for_status(response)
+            try:
+                return wire.loads(response.content)
+            except ValueError:
+                kind = _content_type(response) or "no content type"
+                raise OutcomeUnknown(
+                    f"{url} did not answer with JSON ({kind})", http_status=response.status_code
+                ) from None
 
     def call(
         self,
@@ -150,18 +152,19 @@ class Transport:
         Raises:
             AgentError: The classified failure.
         """
-        try:
-            response = self._http.post(
-                url,
-                json=_request(method, params),
-                headers={**headers, "Accept": "application/json"},
-                timeout=httpx.Timeout(self.header_timeout),
-                follow_redirects=False,
-            )
-        except httpx.HTTPError as error:
-            raise _connection_failure(error, self.header_timeout) from None
-        self._raise_for_status(response)
-        return _result(_json_body(response), method, kind, response)
+        with self._logged(method):
+            try:
+                response = self._http.post(
+                    url,
+                    json=_request(method, params),
+                    headers={**headers, "Accept": "application/json"},
+                    timeout=httpx.Timeout(self.header_timeout),
+                    follow_redirects=False,
+                )
+            except httpx.HTTPError as error:
+                raise _connection_failure(error, self.header_timeout) from None
+            self._raise_for_status(response)
+            return _result(_json_body(response), method, kind, response)
 
     def stream(
         self,
@@ -189,25 +192,26 @@ class Transport:
         Raises:
             AgentError: The classified failure.
         """
-        request = self._http.build_request(
-            "POST",
-            url,
-            json=_request(method, params),
-            headers={**headers, "Accept": "text/event-stream"},
-            timeout=httpx.Timeout(self.header_timeout),
-        )
-        try:
-            response = self._http.send(request, stream=True, follow_redirects=False)
-        except httpx.HTTPError as error:
-            raise _connection_failure(error, self.header_timeout) from None
-        try:
-            self._raise_for_status(response)
-            if _content_type(response) != "text/event-stream":
-                yield _result(_json_body(response), method, kind, response)
-                return
-            yield from self._events(response, method, kind, until)
-        finally:
-            response.close()
+        with self._logged(method):
+            request = self._http.build_request(
+                "POST",
+                url,
+                json=_request(method, params),
+                headers={**headers, "Accept": "text/event-stream"},
+                timeout=httpx.Timeout(self.header_timeout),
+            )
+            try:
+                response = self._http.send(request, stream=True, follow_redirects=False)
+            except httpx.HTTPError as error:
+                raise _connection_failure(error, self.header_timeout) from None
+            try:
+                self._raise_for_status(response)
+                if _content_type(response) != "text/event-stream":
+                    yield _result(_json_body(response), method, kind, response)
+                    return
+                yield from self._events(response, method, kind, until)
+            finally:
+                response.close()
 
     def _events(
         self, response: httpx.Response, method: str, kind: CallKind, until: float | None
@@ -243,6 +247,24 @@ class Transport:
                     seen_event,
                     f"{method}: no event for {self.idle_timeout:g} s; the stream was cut",
                 )
+
+    @contextmanager
+    def _logged(self, call: str) -> Iterator[None]:
+        """Log each classified failure once, with the detail the thread never sees."""
+        try:
+            yield
+        except AgentError as error:
+            log.warning(
+                "agent_call_failed",
+                agent=self._agent,
+                call=call,
+                outcome=type(error).__name__,
+                detail=str(error),
+                http_status=error.http_status,
+                rpc_code=error.rpc_code,
+                retry_after=error.retry_after,
+            )
+            raise
 
     def _raise_for_status(self, response: httpx.Response) -> None:
         status = response.status_code

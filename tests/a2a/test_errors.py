@@ -60,8 +60,8 @@ def test_401_or_403_is_credentials_rejected_and_counted(
         "the agent rejected Agent Kourier's credentials."
     )
     assert credential_rejections_total() == before + 1
-    assert [entry["event"] for entry in logs] == ["credential_rejected"]
-    assert logs[0]["http_status"] == status
+    [counted] = [entry for entry in logs if entry["event"] == "credential_rejected"]
+    assert counted["http_status"] == status
 
 
 def test_403_to_the_card_fetch_is_credentials_rejected(
