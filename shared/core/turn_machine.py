@@ -17,18 +17,27 @@ The rules, from the agent contract:
   close right after a settling status update gets one GetTask at once, taken
   as final.
 - An unknown outcome (5xx or a drop before any event, a stream naming no
-  task) is looked up with ListTasks on 1.0 when the session has a context,
-  and otherwise the same message is sent again with the same messageId.
+  task) is, after a backoff, looked up with ListTasks on 1.0 when the
+  session has a context, and otherwise the same message is sent again with
+  the same messageId.
 - Busy (-32004) sends again after a growing, jittered backoff for as long as
-  it takes; the thread is told once after two minutes (the machine wakes at
-  that moment if the backoff would sleep past it).
+  it takes; the thread is told once after two minutes (the turn wakes at
+  that moment if the backoff would sleep past it, tells the thread, and
+  waits on).
 - Not sent (other 4xx), card failures and unknown outcomes are retried and
-  the turn fails after fifteen minutes with "the agent could not be
-  reached". Credentials rejected, identity refused and a card Kourier must
-  refuse fail at once. Session gone ends the turn and the next starts anew.
+  the turn fails with "the agent could not be reached" once fifteen minutes
+  passed without reaching the agent (since the turn started, or since the
+  send that followed its last busy answer). Credentials rejected, identity
+  refused and a card Kourier must refuse fail at once, with the failure as
+  the outcome (never a task state, whose notice would follow). Session gone
+  ends the turn and the next starts anew.
 - A task that shows no sign of life for an hour after its stream was lost is
   cancelled.
-- Retry-After is honoured, up to a day.
+- Retry-After is a lower bound on the wait before any call is tried again,
+  up to a day.
+- A timer names its wait: one from an earlier wait, or fired twice, does
+  nothing, and one that fires before its wait ends (a resumed function)
+  waits on.
 
 Delays come from ``TurnTimings`` (settings, so tests run in seconds); the
 jitter is an input (a number in [0, 1) per decision), so the machine stays
@@ -37,7 +46,7 @@ deterministic under test.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -136,7 +145,14 @@ class Notify:
 
 @dataclass(frozen=True)
 class Finish:
-    """The turn ended with ``outcome``; a notice, if any, was given before."""
+    """The turn ended with ``outcome``.
+
+    A settled task's state (``completed``, ``failed``, ``rejected``,
+    ``canceled``, ``unknown``), whose notice the caller picks; or
+    ``input_required``; or one whose notice the machine gave before:
+    ``auth_required``, ``credentials``, ``identity``, ``refused``,
+    ``unreachable``, ``session_gone``, ``no_task``, ``no_sign_of_life``.
+    """
 
     outcome: str
 
@@ -159,6 +175,8 @@ class TurnState:
     subscribing: bool = False
     phase: Phase = Phase.SEND
     after_wait: Phase = Phase.SEND
+    wake_at: float = 0.0
+    """When the current wait ends (a timer that fires sooner waits on)."""
     task_id: str | None = None
     state: TaskState | None = None
     settling_update: bool = False
@@ -167,11 +185,12 @@ class TurnState:
     attempts: int = 0
     busy_since: float | None = None
     busy_told: bool = False
+    retrying_since: float | None = None
+    """Where the give-up clock starts instead of ``started_at``: the send after a busy answer."""
     stream_lost_at: float | None = None
     last_sign_of_life: float | None = None
     message_reply: bool = False
     outcome: str | None = None
-    timers: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -245,6 +264,7 @@ class TimerFired:
 
 Event = Started | StreamEventSeen | StreamClosed | CallFailed | TaskRead | LookedUp | TimerFired
 
+
 class TurnMachine:
     """Decides a turn's next actions. Pure: ``now`` and ``jitter`` are inputs."""
 
@@ -264,7 +284,7 @@ class TurnMachine:
             case StreamEventSeen():
                 return self._stream_event(event, now)
             case StreamClosed():
-                return self._stream_closed(now)
+                return self._stream_closed(now, jitter)
             case CallFailed():
                 return self._call_failed(event, now, jitter)
             case TaskRead(state=state, changed=changed):
@@ -297,11 +317,9 @@ class TurnMachine:
         if event.state is not None:
             s.state = event.state
             s.settling_update = event.state.settles_stream and not event.full_task
-            if event.full_task and event.state.settles_stream:
-                s.settling_update = False
         return []
 
-    def _stream_closed(self, now: float) -> list[Action]:
+    def _stream_closed(self, now: float, jitter: float) -> list[Action]:
         s = self.state
         s.subscribing = False
         events, s.events_in_stream = s.events_in_stream, 0
@@ -310,24 +328,34 @@ class TurnMachine:
         if s.task_id is None:
             if events:  # events that named no task: nothing to follow
                 return [Notify(notices.REQUEST_FAILED), *self._finish("no_task")]
-            return self._unknown_outcome(now, 0.5)
+            return self._unknown_outcome(CallFailed(Failure.UNKNOWN), now, jitter)
         if s.state is not None and s.state.settles_stream and not s.settling_update:
             return self._settled(s.state)
         if s.settling_update:
             return self._to(Phase.READ, [ReadTask(final=True)])
-        return self._lost(now, quiet=events == 0)
+        return self._lost(now, jitter, quiet=events == 0)
 
-    def _lost(self, now: float, quiet: bool = False) -> list[Action]:
+    def _lost(
+        self, now: float, jitter: float, quiet: bool = False, retry_after: float = 0.0
+    ) -> list[Action]:
         """The stream of a known task is gone: read it again a second later.
 
+        The task is no longer taken to be settling: the read decides again.
         A stream that closed without a single event backs off instead, so an
-        agent whose subscriptions end at once is not called in a tight loop.
+        agent whose subscriptions end at once is not called in a tight loop;
+        a Retry-After waits longer.
         """
         s = self.state
-        s.stream_lost_at = s.stream_lost_at or now
-        s.last_sign_of_life = s.last_sign_of_life or now
-        delay = self._backoff(0.5) if quiet else self.timings.reread_after_drop
-        return self._wait(now + delay, Phase.READ)
+        s.settling_update = False
+        if s.stream_lost_at is None:
+            s.stream_lost_at = now
+        if s.last_sign_of_life is None:
+            s.last_sign_of_life = now
+        if quiet:
+            delay = self._backoff(jitter, self.timings.backoff_cap)
+        else:
+            delay = self.timings.reread_after_drop
+        return self._wait(now + max(delay, retry_after), Phase.READ)
 
     # Failures ---------------------------------------------------------------
 
@@ -335,24 +363,23 @@ class TurnMachine:
         s = self.state
         failure = event.failure
         if failure in (Failure.CREDENTIALS, Failure.IDENTITY, Failure.REFUSED):
-            return [Notify(notices.turn_failed(event.reason)), *self._finish("failed")]
+            return [Notify(notices.turn_failed(event.reason)), *self._finish(failure.value)]
         if failure == Failure.SESSION_GONE:
             return [Notify(notices.SESSION_GONE), *self._finish("session_gone")]
         events, s.events_in_stream = s.events_in_stream, 0
         if s.phase == Phase.READ:
             if s.settling_update:  # the final read failed: the stream counts as dropped
-                s.settling_update = False
-                return self._lost(now)
+                return self._lost(now, jitter, retry_after=self._retry_after(event))
             if self._lifeless(now):
                 return self._abandon()
-            return self._retry(Phase.READ, event, now, jitter, poll=True)
+            return self._wait(now + self._delay(event, jitter), Phase.READ)
         if s.phase == Phase.LOOKUP:
             return self._retry(Phase.LOOKUP, event, now, jitter)
         if s.subscribing and failure == Failure.NOT_SENT and not events:
             s.can_subscribe = False  # the agent has no SubscribeToTask: poll instead
         s.subscribing = False
         if s.task_id is not None:  # a stream of a known task was lost
-            return self._lost(now)
+            return self._lost(now, jitter, retry_after=self._retry_after(event))
         if s.message_reply:
             return self._finish(TaskState.COMPLETED.value)
         if events:  # events that named no task, then the stream failed
@@ -360,48 +387,56 @@ class TurnMachine:
         if failure == Failure.BUSY:
             return self._busy(event, now, jitter)
         if failure in (Failure.UNKNOWN, Failure.DROPPED):
-            return self._unknown_outcome(now, jitter, event)
+            return self._unknown_outcome(event, now, jitter)
         return self._retry(Phase.SEND, event, now, jitter)  # NOT_SENT, UNREACHABLE
 
     def _busy(self, event: CallFailed, now: float, jitter: float) -> list[Action]:
         """Send again after a backoff, for as long as it takes; tell the thread once."""
         s = self.state
-        s.busy_since = s.busy_since if s.busy_since is not None else now
-        notice_at = s.busy_since + self.timings.busy_notice_after
-        actions: list[Action] = []
-        if not s.busy_told and now >= notice_at:
-            s.busy_told = True
-            actions.append(Notify(notices.AGENT_BUSY))
-        wake = now + max(self._backoff(jitter), self._retry_after(event))
-        if not s.busy_told:
-            wake = min(wake, notice_at)
-        return actions + self._wait(wake, Phase.SEND)
+        if s.busy_since is None:
+            s.busy_since = now
+        s.retrying_since = now + self._delay(event, jitter)
+        return self._busy_notice(now) + self._wait(s.retrying_since, Phase.SEND)
 
-    def _unknown_outcome(self, now: float, jitter: float, event: CallFailed | None = None) -> list[Action]:
+    def _busy_notice_at(self) -> float | None:
+        """When the thread is to be told the agent is busy, if it is still to be told."""
         s = self.state
+        if s.busy_since is None or s.busy_told or s.task_id is not None:
+            return None
+        return s.busy_since + self.timings.busy_notice_after
+
+    def _busy_notice(self, now: float) -> list[Action]:
+        notice_at = self._busy_notice_at()
+        if notice_at is None or now < notice_at:
+            return []
+        self.state.busy_told = True
+        return [Notify(notices.AGENT_BUSY)]
+
+    def _unknown_outcome(self, event: CallFailed, now: float, jitter: float) -> list[Action]:
+        """After a backoff: look the message up (1.0, existing context), or send it again."""
+        s = self.state
+        then = Phase.LOOKUP if s.protocol == "1.0" and s.has_context else Phase.SEND
+        return self._retry(then, event, now, jitter)
+
+    def _retry(self, then: Phase, event: CallFailed, now: float, jitter: float) -> list[Action]:
         if self._gave_up(now):
             return self._give_up()
-        if s.protocol == "1.0" and s.has_context:
-            if event is None or not event.retry_after:
-                return self._to(Phase.LOOKUP, [LookUp()])
-            return self._wait(now + self._retry_after(event), Phase.LOOKUP)
-        return self._retry(Phase.SEND, event or CallFailed(Failure.UNKNOWN), now, jitter)
-
-    def _retry(self, phase: Phase, event: CallFailed, now: float, jitter: float, poll: bool = False) -> list[Action]:
-        if self._gave_up(now) and not poll:
-            return self._give_up()
-        delay = max(self._backoff(jitter), self._retry_after(event))
-        return self._wait(now + delay, phase)
+        return self._wait(now + self._delay(event, jitter), then)
 
     def _gave_up(self, now: float) -> bool:
-        return now - self.state.started_at >= self.timings.give_up_after
+        """Whether the agent went unreached too long (since the start, or the send after busy)."""
+        s = self.state
+        since = s.started_at if s.retrying_since is None else s.retrying_since
+        return now - since >= self.timings.give_up_after
 
     def _give_up(self) -> list[Action]:
         return [Notify(notices.turn_failed(notices.UNREACHABLE)), *self._finish("unreachable")]
 
     # Reads --------------------------------------------------------------------
 
-    def _task_read(self, state: TaskState, changed: bool, now: float, jitter: float) -> list[Action]:
+    def _task_read(
+        self, state: TaskState, changed: bool, now: float, jitter: float
+    ) -> list[Action]:
         s = self.state
         final, s.settling_update = s.settling_update, False
         s.state = state
@@ -410,23 +445,21 @@ class TurnMachine:
         if state.settles_stream:
             return self._settled(state)
         if final:
-            return self._lost(now)
+            return self._lost(now, jitter)
         if self._lifeless(now):
             return self._abandon()
         if s.can_subscribe:
             s.subscribing = True
             return self._to(Phase.FOLLOW, [Subscribe()])
-        delay = min(self.timings.backoff_start * 2 ** min(s.attempts, 16), self.timings.poll_cap)
-        s.attempts += 1
-        return self._wait(now + delay * (0.5 + jitter / 2), Phase.READ)
+        return self._wait(now + self._backoff(jitter, self.timings.poll_cap), Phase.READ)
 
     def _lifeless(self, now: float) -> bool:
         """No sign of life for too long since the stream was lost."""
         s = self.state
-        return (
-            s.stream_lost_at is not None
-            and now - (s.last_sign_of_life or s.stream_lost_at) >= self.timings.no_sign_of_life
-        )
+        if s.stream_lost_at is None:
+            return False
+        last = s.stream_lost_at if s.last_sign_of_life is None else s.last_sign_of_life
+        return now - last >= self.timings.no_sign_of_life
 
     def _abandon(self) -> list[Action]:
         return [Cancel(), Notify(notices.NO_SIGN_OF_LIFE), *self._finish("no_sign_of_life")]
@@ -444,23 +477,37 @@ class TurnMachine:
         s = self.state
         if s.phase != Phase.WAIT or timer != self._timer_name():
             return []  # a timer of an earlier wait, fired late or twice
+        if now < s.wake_at:  # woke early: to tell the thread the agent is busy, or resumed
+            return self._busy_notice(now) + self._wait(s.wake_at, s.after_wait)
         phase = s.after_wait
-        action: Action = {Phase.SEND: Send(), Phase.READ: ReadTask(), Phase.LOOKUP: LookUp()}[phase]
-        return self._to(phase, [action])
+        actions: dict[Phase, Action] = {
+            Phase.SEND: Send(),
+            Phase.READ: ReadTask(),
+            Phase.LOOKUP: LookUp(),
+        }
+        return self._to(phase, [actions[phase]])
 
     # Helpers ------------------------------------------------------------------
 
-    def _wait(self, at: float, then: Phase) -> list[Action]:
+    def _wait(self, until: float, then: Phase) -> list[Action]:
+        """Wait until ``until``, then go to ``then``; a due busy notice wakes the turn sooner."""
         s = self.state
         s.attempts += 1
-        s.phase, s.after_wait = Phase.WAIT, then
-        return [WaitUntil(at, self._timer_name())]
+        s.phase, s.after_wait, s.wake_at = Phase.WAIT, then, until
+        notice_at = self._busy_notice_at()
+        alarm = until if notice_at is None else min(until, notice_at)
+        return [WaitUntil(alarm, self._timer_name())]
 
     def _timer_name(self) -> str:
         return f"wait-{self.state.attempts}"
 
-    def _backoff(self, jitter: float) -> float:
-        base = min(self.timings.backoff_start * 2 ** min(self.state.attempts, 16), self.timings.backoff_cap)
+    def _delay(self, event: CallFailed, jitter: float) -> float:
+        """The wait before trying a failed call again: the backoff, or longer for a Retry-After."""
+        return max(self._backoff(jitter, self.timings.backoff_cap), self._retry_after(event))
+
+    def _backoff(self, jitter: float, cap: float) -> float:
+        """``backoff_start`` doubled per wait of the turn, up to ``cap``; jittered to 50-100%."""
+        base = min(self.timings.backoff_start * 2.0 ** min(self.state.attempts, 16), cap)
         return base * (0.5 + jitter / 2)
 
     def _retry_after(self, event: CallFailed) -> float:

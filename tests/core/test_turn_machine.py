@@ -1,0 +1,988 @@
+"""Table-driven tests of the pure turn state machine (issue 4).
+
+Each row starts a turn, feeds it events at given times with given jitter,
+and names the actions expected after every event and where the turn ends.
+Between events the state goes through its checkpoint form (to_dict, JSON,
+from_dict) and the next event is handled by a new machine on the restored
+state, as a new function would, so every row also shows that a checkpoint
+holds all the machine needs. Times start at 0; with the default jitter of 0
+a backoff is half its base, so the n-th wait of a turn is 2**(n-1) / 2 s
+until it reaches half the cap.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from shared.core import notices
+from shared.core.model import TaskState
+from shared.core.outcome import final_notice
+from shared.core.turn_machine import (
+    Action,
+    CallFailed,
+    Cancel,
+    Event,
+    Failure,
+    Finish,
+    LookedUp,
+    LookUp,
+    Notify,
+    Phase,
+    ReadTask,
+    Send,
+    Started,
+    StreamClosed,
+    StreamEventSeen,
+    Subscribe,
+    TaskRead,
+    TimerFired,
+    TurnMachine,
+    TurnState,
+    TurnTimings,
+    WaitUntil,
+    resume_state,
+)
+
+DEFAULT = TurnTimings()
+GIVE_UP = notices.turn_failed(notices.UNREACHABLE)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One event at ``at`` and the actions it must yield."""
+
+    at: float
+    event: Event
+    actions: list[Action]
+    jitter: float = 0.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """A turn from its first state through ``steps`` to ``end`` (state attributes)."""
+
+    name: str
+    steps: list[Step]
+    end: dict[str, Any]
+    has_context: bool = True
+    timings: TurnTimings = DEFAULT
+
+
+def at(when: float, event: Event, *actions: Action, jitter: float = 0.0) -> Step:
+    return Step(when, event, list(actions), jitter)
+
+
+def start(protocol: str = "1.0", can_subscribe: bool = True) -> Step:
+    return at(0, Started(protocol, can_subscribe), Send())
+
+
+def fail(
+    failure: Failure, retry_after: float | None = None, reason: str = notices.UNREACHABLE
+) -> CallFailed:
+    return CallFailed(failure, retry_after, reason)
+
+
+def timer(number: int) -> TimerFired:
+    return TimerFired(f"wait-{number}")
+
+
+def wait(until: float, number: int) -> WaitUntil:
+    return WaitUntil(until, f"wait-{number}")
+
+
+def status(state: TaskState, task_id: str | None = "t1") -> StreamEventSeen:
+    """A TaskStatusUpdateEvent."""
+    return StreamEventSeen(task_id, state)
+
+
+def snapshot(state: TaskState, task_id: str = "t1") -> StreamEventSeen:
+    """A full Task."""
+    return StreamEventSeen(task_id, state, full_task=True)
+
+
+CLOSED = StreamClosed()
+MESSAGE_REPLY = StreamEventSeen(None, None, message_reply=True)
+WORKING = TaskState.WORKING
+DONE = {"phase": Phase.DONE}
+
+
+def done(outcome: str) -> dict[str, Any]:
+    return {"phase": Phase.DONE, "outcome": outcome}
+
+
+def run(row: Row) -> TurnState:
+    """Feed the row's events, checking actions and the checkpoint round trip after each."""
+    state = TurnState(started_at=0.0, has_context=row.has_context)
+    for number, step in enumerate(row.steps):
+        actions = TurnMachine(state, row.timings).handle(step.event, step.at, step.jitter)
+        assert actions == step.actions, f"step {number}: {step.event!r} at {step.at}"
+        restored = TurnState.from_dict(json.loads(json.dumps(state.to_dict())))
+        assert restored == state, f"step {number}: the checkpoint lost something"
+        state = restored
+    return state
+
+
+# Task states (contract, "Task states") -----------------------------------------
+
+SETTLED_STATES = [
+    TaskState.COMPLETED,
+    TaskState.FAILED,
+    TaskState.REJECTED,
+    TaskState.CANCELED,
+    TaskState.UNKNOWN,
+]
+
+TASK_STATE_ROWS = [
+    Row(
+        "submitted and working show the turn as running",
+        [
+            start(),
+            at(1, snapshot(TaskState.SUBMITTED)),
+            at(2, status(WORKING)),
+            at(3, status(WORKING)),
+        ],
+        {"phase": Phase.FOLLOW, "task_id": "t1", "outcome": None},
+    ),
+    *[
+        Row(
+            f"a {state} Task ends the stream and the turn",
+            [
+                start(),
+                at(1, snapshot(WORKING)),
+                at(2, snapshot(state)),
+                at(3, CLOSED, Finish(state.value)),
+            ],
+            done(state.value),
+        )
+        for state in SETTLED_STATES
+    ],
+    *[
+        Row(
+            f"a {state} status update, then a normal close: one GetTask at once, taken as final",
+            [
+                start(),
+                at(1, snapshot(WORKING)),
+                at(2, status(state)),
+                at(3, CLOSED, ReadTask(final=True)),
+                at(3, TaskRead(state), Finish(state.value)),
+            ],
+            done(state.value),
+        )
+        for state in SETTLED_STATES
+    ],
+    Row(
+        "auth-required: the thread is told, the task cancelled, the turn ends",
+        [
+            start(),
+            at(1, snapshot(TaskState.AUTH_REQUIRED)),
+            at(2, CLOSED, Notify(notices.UNUSABLE_PAUSE), Cancel(), Finish("auth_required")),
+        ],
+        done("auth_required"),
+    ),
+    Row(
+        "auth-required found by the final read: told, cancelled, ended",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(2, status(TaskState.AUTH_REQUIRED)),
+            at(3, CLOSED, ReadTask(final=True)),
+            at(
+                3,
+                TaskRead(TaskState.AUTH_REQUIRED),
+                Notify(notices.UNUSABLE_PAUSE),
+                Cancel(),
+                Finish("auth_required"),
+            ),
+        ],
+        done("auth_required"),
+    ),
+    Row(
+        "input-required is a question",
+        [
+            start(),
+            at(1, snapshot(TaskState.INPUT_REQUIRED)),
+            at(2, CLOSED, Finish("input_required")),
+        ],
+        done("input_required"),
+    ),
+    Row(
+        "a Message reply (role agent, no task) is the whole turn",
+        [start(), at(1, MESSAGE_REPLY), at(2, CLOSED, Finish("completed"))],
+        done("completed"),
+    ),
+    Row(
+        "a Message reply, then the stream fails: still the whole turn",
+        [start(), at(1, MESSAGE_REPLY), at(2, fail(Failure.DROPPED), Finish("completed"))],
+        done("completed"),
+    ),
+]
+
+# Streams that end before their task settles -------------------------------------
+
+STREAM_ROWS = [
+    Row(
+        "a stream closed while working: GetTask a second later, then SubscribeToTask",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, CLOSED, wait(6, 1)),
+            at(6, timer(1), ReadTask()),
+            at(6, TaskRead(WORKING), Subscribe()),
+            at(7, status(WORKING)),
+            at(8, snapshot(TaskState.COMPLETED)),
+            at(9, CLOSED, Finish("completed")),
+        ],
+        done("completed"),
+    ),
+    Row(
+        "a stream dropped after events: GetTask a second later finds the task done",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, fail(Failure.DROPPED), wait(6, 1)),
+            at(6, timer(1), ReadTask()),
+            at(6, TaskRead(TaskState.COMPLETED), Finish("completed")),
+        ],
+        done("completed"),
+    ),
+    Row(
+        "an agent without SubscribeToTask is polled with GetTask, backing off up to the poll cap",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, CLOSED, wait(6, 1)),
+            at(6, timer(1), ReadTask()),
+            at(6, TaskRead(WORKING), Subscribe()),
+            at(6, fail(Failure.NOT_SENT), wait(7, 2)),  # the subscribe failed before any event
+            at(7, timer(2), ReadTask()),
+            at(7, TaskRead(WORKING), wait(9, 3)),
+            at(9, timer(3), ReadTask()),
+            at(9, TaskRead(WORKING), wait(13, 4)),
+            at(13, timer(4), ReadTask()),
+            at(13, TaskRead(WORKING), wait(17, 5)),  # capped: 8 s, jittered to half
+            at(17, timer(5), ReadTask()),
+            at(17, TaskRead(WORKING), wait(21, 6)),
+            at(21, timer(6), ReadTask()),
+            at(21, TaskRead(TaskState.COMPLETED), Finish("completed")),
+        ],
+        done("completed"),
+        timings=TurnTimings(poll_cap=8, backoff_cap=1000),
+    ),
+    Row(
+        "a subscription that fails after events is a drop, not a missing method",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, CLOSED, wait(6, 1)),
+            at(6, timer(1), ReadTask()),
+            at(6, TaskRead(WORKING), Subscribe()),
+            at(7, status(WORKING)),
+            at(8, fail(Failure.NOT_SENT), wait(9, 2)),
+            at(9, timer(2), ReadTask()),
+            at(9, TaskRead(WORKING), Subscribe()),
+        ],
+        {"phase": Phase.FOLLOW, "can_subscribe": True},
+    ),
+    Row(
+        "a subscription that closes without an event backs off instead of a tight loop",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, CLOSED, wait(6, 1)),
+            at(6, timer(1), ReadTask()),
+            at(6, TaskRead(WORKING), Subscribe()),
+            at(6, CLOSED, wait(7, 2)),
+            at(7, timer(2), ReadTask()),
+            at(7, TaskRead(WORKING), Subscribe()),
+            at(7, CLOSED, wait(9, 3)),
+            at(9, timer(3), ReadTask()),
+            at(9, TaskRead(WORKING), Subscribe()),
+            at(9, CLOSED, wait(13, 4)),
+        ],
+        {"phase": Phase.WAIT, "after_wait": Phase.READ},
+    ),
+    Row(
+        "a final read that shows the task running: the stream counts as dropped",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(2, status(TaskState.INPUT_REQUIRED)),
+            at(3, CLOSED, ReadTask(final=True)),
+            at(3, TaskRead(WORKING), wait(4, 1)),
+            at(4, timer(1), ReadTask()),
+            at(4, TaskRead(WORKING), Subscribe()),
+        ],
+        {"phase": Phase.FOLLOW},
+    ),
+    Row(
+        "a final read that fails: the stream counts as dropped",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(2, status(TaskState.COMPLETED)),
+            at(3, CLOSED, ReadTask(final=True)),
+            at(3, fail(Failure.UNKNOWN), wait(4, 1)),
+            at(4, timer(1), ReadTask()),
+            at(4, TaskRead(WORKING), Subscribe()),
+        ],
+        {"phase": Phase.FOLLOW},
+    ),
+    Row(
+        "a stream failing right after a settling status update: dropped, the next read decides",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(2, status(TaskState.COMPLETED)),
+            at(3, fail(Failure.DROPPED), wait(4, 1)),
+            at(4, timer(1), ReadTask()),
+            at(4, TaskRead(WORKING), Subscribe()),
+        ],
+        {"phase": Phase.FOLLOW},
+    ),
+]
+
+# Unknown outcomes --------------------------------------------------------------
+
+UNKNOWN_OUTCOME_ROWS = [
+    Row(
+        "1.0 with a context: an unknown outcome is looked up; a found task is read and followed",
+        [
+            start("1.0"),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), LookUp()),
+            at(1, LookedUp("t7"), ReadTask()),
+            at(1, TaskRead(WORKING), Subscribe()),
+            at(2, status(WORKING, "t7")),
+        ],
+        {"phase": Phase.FOLLOW, "task_id": "t7"},
+    ),
+    Row(
+        "1.0 with a context: a message the lookup does not find is sent again",
+        [
+            start("1.0"),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), LookUp()),
+            at(1, LookedUp(None), Send()),
+        ],
+        {"phase": Phase.SEND, "task_id": None},
+    ),
+    Row(
+        "1.0 with a context: an agent failing with 5xx is not called in a tight loop",
+        [
+            start("1.0"),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), LookUp()),
+            at(0.5, LookedUp(None), Send()),
+            at(0.5, fail(Failure.UNKNOWN), wait(1.5, 2)),
+            at(1.5, timer(2), LookUp()),
+        ],
+        {"phase": Phase.LOOKUP},
+    ),
+    Row(
+        "0.3 with a context: never looked up, sent again after a backoff",
+        [
+            start("0.3"),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), Send()),
+            at(0.5, fail(Failure.DROPPED), wait(1.5, 2)),  # dropped before any event
+            at(1.5, timer(2), Send()),
+        ],
+        {"phase": Phase.SEND},
+    ),
+    Row(
+        "1.0 on a thread's first turn: no context to look in, sent again after a backoff",
+        [start("1.0"), at(0, fail(Failure.UNKNOWN), wait(0.5, 1)), at(0.5, timer(1), Send())],
+        {"phase": Phase.SEND},
+        has_context=False,
+    ),
+    Row(
+        "a stream that closes naming no task has an unknown outcome",
+        [start("1.0"), at(0, CLOSED, wait(0.5, 1)), at(0.5, timer(1), LookUp())],
+        {"phase": Phase.LOOKUP},
+    ),
+    Row(
+        "a lookup that keeps failing is retried, then the turn fails after 15 minutes",
+        [
+            start("1.0"),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), LookUp()),
+            at(0.5, fail(Failure.NOT_SENT), wait(1.5, 2)),
+            at(1.5, timer(2), LookUp()),
+            at(899, fail(Failure.UNKNOWN), wait(901, 3)),
+            at(901, timer(3), LookUp()),
+            at(901, fail(Failure.NOT_SENT), Notify(GIVE_UP), Finish("unreachable")),
+        ],
+        done("unreachable"),
+    ),
+    Row(
+        "events that named no task, then a normal close: the request failed, nothing is sent again",
+        [
+            start(),
+            at(1, status(WORKING, task_id=None)),
+            at(2, CLOSED, Notify(notices.REQUEST_FAILED), Finish("no_task")),
+        ],
+        done("no_task"),
+    ),
+    Row(
+        "events that named no task, then the stream fails: the request failed, not sent again",
+        [
+            start(),
+            at(1, status(WORKING, task_id=None)),
+            at(2, fail(Failure.DROPPED), Notify(notices.REQUEST_FAILED), Finish("no_task")),
+        ],
+        done("no_task"),
+    ),
+]
+
+# Busy (-32004) -----------------------------------------------------------------
+
+
+def busy_round(send_at: float, number: int, until: float, *notice: Action) -> list[Step]:
+    """A timer sends again and the agent answers busy again."""
+    return [
+        at(send_at, timer(number), Send()),
+        at(send_at, fail(Failure.BUSY), *notice, wait(until, number + 1)),
+    ]
+
+
+BUSY_ROWS = [
+    Row(
+        "busy: backoff from about a second to the cap, one notice at exactly 2 minutes",
+        [
+            start(),
+            at(0, fail(Failure.BUSY), wait(0.5, 1)),
+            *busy_round(0.5, 1, 1.5),
+            *busy_round(1.5, 2, 3.5),
+            *busy_round(3.5, 3, 7.5),
+            *busy_round(7.5, 4, 15.5),
+            *busy_round(15.5, 5, 31.5),
+            *busy_round(31.5, 6, 61.5),  # capped at 60 s, jittered to half
+            *busy_round(61.5, 7, 91.5),
+            *busy_round(91.5, 8, 120),  # the backoff would sleep to 121.5: wake for the notice
+            at(120, timer(9), Notify(notices.AGENT_BUSY), wait(121.5, 10)),
+            *busy_round(121.5, 10, 151.5),  # told once only
+            *busy_round(151.5, 11, 181.5),
+        ],
+        {"phase": Phase.WAIT, "after_wait": Phase.SEND, "busy_told": True},
+    ),
+    Row(
+        "busy with jitter: each wait is between half and all of its backoff",
+        [
+            start(),
+            at(0, fail(Failure.BUSY), wait(0.75, 1), jitter=0.5),
+            at(0.75, timer(1), Send()),
+            at(0.75, fail(Failure.BUSY), wait(2.25, 2), jitter=0.5),
+            at(2.25, timer(2), Send()),
+            at(2.25, fail(Failure.BUSY), wait(4.25, 3), jitter=0.0),
+        ],
+        {"phase": Phase.WAIT},
+    ),
+    Row(
+        "busy, then the agent takes the message: no notice",
+        [
+            start(),
+            at(0, fail(Failure.BUSY), wait(0.5, 1)),
+            at(0.5, timer(1), Send()),
+            at(1, snapshot(WORKING)),
+            at(200, snapshot(TaskState.COMPLETED)),
+            at(200, CLOSED, Finish("completed")),
+        ],
+        done("completed"),
+    ),
+    Row(
+        "busy for a long time is waited out, whatever the 15-minute limit",
+        [
+            start(),
+            at(0, fail(Failure.BUSY, retry_after=3600), wait(120, 1)),
+            at(120, timer(1), Notify(notices.AGENT_BUSY), wait(3600, 2)),
+            at(3600, timer(2), Send()),
+            at(3600, fail(Failure.BUSY), wait(3602, 3)),  # the wake for the notice was a wait too
+            at(3602, timer(3), Send()),
+        ],
+        {"phase": Phase.SEND, "outcome": None},
+    ),
+    Row(
+        "busy with a Retry-After past 2 minutes: told at 2 minutes, sent no sooner than asked",
+        [
+            start(),
+            at(0, fail(Failure.BUSY, retry_after=300), wait(120, 1)),
+            at(120, timer(1), Notify(notices.AGENT_BUSY), wait(300, 2)),
+            at(300, timer(2), Send()),
+        ],
+        {"phase": Phase.SEND, "busy_told": True},
+    ),
+    Row(
+        "after 20 minutes of busy, an unknown outcome is still looked up; 15 minutes start again",
+        [
+            start("1.0"),
+            at(0, fail(Failure.BUSY, retry_after=1200), wait(120, 1)),
+            at(120, timer(1), Notify(notices.AGENT_BUSY), wait(1200, 2)),
+            at(1200, timer(2), Send()),
+            at(1200, fail(Failure.UNKNOWN), wait(1202, 3)),
+            at(1202, timer(3), LookUp()),
+            at(2099, fail(Failure.UNKNOWN), wait(2103, 4)),
+            at(2103, timer(4), LookUp()),
+            at(2103, fail(Failure.UNKNOWN), Notify(GIVE_UP), Finish("unreachable")),
+        ],
+        done("unreachable"),
+    ),
+]
+
+# Not sent, unreachable, and failures that end the turn at once ------------------
+
+GIVE_UP_ROWS = [
+    Row(
+        "not sent (4xx): retried, then the turn fails after 15 minutes",
+        [
+            start(),
+            at(0, fail(Failure.NOT_SENT), wait(0.5, 1)),
+            at(0.5, timer(1), Send()),
+            at(899, fail(Failure.NOT_SENT), wait(900, 2)),
+            at(900, timer(2), Send()),
+            at(900, fail(Failure.NOT_SENT), Notify(GIVE_UP), Finish("unreachable")),
+        ],
+        done("unreachable"),
+    ),
+    Row(
+        "the card cannot be fetched: retried, then the turn fails after 15 minutes",
+        [
+            at(0, fail(Failure.UNREACHABLE), wait(0.5, 1)),
+            at(0.5, timer(1), Send()),
+            at(900, fail(Failure.UNREACHABLE), Notify(GIVE_UP), Finish("unreachable")),
+        ],
+        done("unreachable"),
+    ),
+    Row(
+        "0.3: unknown outcomes are sent again until 15 minutes, then the turn fails",
+        [
+            start("0.3"),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), Send()),
+            at(950, CLOSED, Notify(GIVE_UP), Finish("unreachable")),  # closed naming no task
+        ],
+        done("unreachable"),
+    ),
+]
+
+REFUSALS = [
+    (Failure.CREDENTIALS, notices.CREDENTIALS_REJECTED),
+    (Failure.IDENTITY, notices.IDENTITY_REFUSED),
+    (Failure.REFUSED, notices.NO_JSONRPC_INTERFACE),
+    (Failure.REFUSED, notices.NO_STREAMING),
+]
+
+# Where in a turn a call can fail: the steps that lead there.
+CALL_SITES: dict[str, list[Step]] = {
+    "the card": [],
+    "the send": [start()],
+    "the stream": [start(), at(1, status(WORKING))],
+    "GetTask": [
+        start(),
+        at(1, status(WORKING)),
+        at(2, CLOSED, wait(3, 1)),
+        at(3, timer(1), ReadTask()),
+    ],
+    "SubscribeToTask": [
+        start(),
+        at(1, status(WORKING)),
+        at(2, CLOSED, wait(3, 1)),
+        at(3, timer(1), ReadTask()),
+        at(3, TaskRead(WORKING), Subscribe()),
+    ],
+    "ListTasks": [
+        start("1.0"),
+        at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+        at(0.5, timer(1), LookUp()),
+    ],
+}
+
+FAIL_AT_ONCE_ROWS = [
+    *[
+        Row(
+            f"{failure} ({reason}) at {site}: the turn fails at once with the reason",
+            [
+                *steps,
+                at(
+                    5,
+                    fail(failure, reason=reason),
+                    Notify(notices.turn_failed(reason)),
+                    Finish(failure.value),
+                ),
+            ],
+            done(failure.value),
+        )
+        for failure, reason in REFUSALS
+        for site, steps in CALL_SITES.items()
+    ],
+    *[
+        Row(
+            f"session gone at {site}: the thread is told and the turn ends",
+            [
+                *CALL_SITES[site],
+                at(
+                    5,
+                    fail(Failure.SESSION_GONE),
+                    Notify(notices.SESSION_GONE),
+                    Finish("session_gone"),
+                ),
+            ],
+            done("session_gone"),
+        )
+        for site in ("GetTask", "SubscribeToTask")
+    ],
+]
+
+# No sign of life -------------------------------------------------------------
+
+LIFE = TurnTimings(no_sign_of_life=100, poll_cap=8)
+
+NO_SIGN_OF_LIFE_ROWS = [
+    Row(
+        "polled with no change for the limit after the stream was lost: cancelled",
+        [
+            start(can_subscribe=False),
+            at(10, status(WORKING)),
+            at(10, CLOSED, wait(11, 1)),
+            at(11, timer(1), ReadTask()),
+            at(11, TaskRead(WORKING, changed=True), wait(12, 2)),
+            at(12, timer(2), ReadTask()),
+            at(110.5, TaskRead(WORKING, changed=False), wait(112.5, 3)),
+            at(112.5, timer(3), ReadTask()),
+            at(
+                112.5,
+                TaskRead(WORKING, changed=False),
+                Cancel(),
+                Notify(notices.NO_SIGN_OF_LIFE),
+                Finish("no_sign_of_life"),
+            ),
+        ],
+        done("no_sign_of_life"),
+        timings=LIFE,
+    ),
+    Row(
+        "a changed snapshot is a sign of life: the clock starts again",
+        [
+            start(can_subscribe=False),
+            at(10, status(WORKING)),
+            at(10, CLOSED, wait(11, 1)),
+            at(11, timer(1), ReadTask()),
+            at(100, TaskRead(WORKING, changed=True), wait(101, 2)),
+            at(101, timer(2), ReadTask()),
+            at(150, TaskRead(WORKING, changed=False), wait(152, 3)),
+            at(152, timer(3), ReadTask()),
+            at(152, TaskRead(TaskState.COMPLETED), Finish("completed")),
+        ],
+        done("completed"),
+        timings=LIFE,
+    ),
+    Row(
+        "reads that keep failing for the limit after the stream was lost: cancelled",
+        [
+            start(),
+            at(10, status(WORKING)),
+            at(10, CLOSED, wait(11, 1)),
+            at(11, timer(1), ReadTask()),
+            at(11, fail(Failure.UNKNOWN), wait(12, 2)),
+            at(12, timer(2), ReadTask()),
+            at(
+                110,
+                fail(Failure.UNKNOWN),
+                Cancel(),
+                Notify(notices.NO_SIGN_OF_LIFE),
+                Finish("no_sign_of_life"),
+            ),
+        ],
+        done("no_sign_of_life"),
+        timings=LIFE,
+    ),
+]
+
+# Retry-After -------------------------------------------------------------------
+
+RETRY_AFTER_ROWS = [
+    Row(
+        "a Retry-After longer than the backoff is waited",
+        [
+            start(),
+            at(0, fail(Failure.NOT_SENT, retry_after=30), wait(30, 1)),
+            at(30, timer(1), Send()),
+        ],
+        {"phase": Phase.SEND},
+    ),
+    Row(
+        "a Retry-After shorter than the backoff: the backoff is waited",
+        [start(), at(0, fail(Failure.NOT_SENT, retry_after=0.1), wait(0.5, 1))],
+        {"phase": Phase.WAIT},
+    ),
+    Row(
+        "a Retry-After is capped at a day",
+        [start(), at(0, fail(Failure.NOT_SENT, retry_after=2 * 86400), wait(86400, 1))],
+        {"phase": Phase.WAIT},
+    ),
+    Row(
+        "a Retry-After before a lookup",
+        [
+            start("1.0"),
+            at(0, fail(Failure.UNKNOWN, retry_after=30), wait(30, 1)),
+            at(30, timer(1), LookUp()),
+        ],
+        {"phase": Phase.LOOKUP},
+    ),
+    Row(
+        "a Retry-After on a lost stream delays the read",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, fail(Failure.DROPPED, retry_after=30), wait(35, 1)),
+            at(35, timer(1), ReadTask()),
+        ],
+        {"phase": Phase.READ},
+    ),
+    Row(
+        "a Retry-After on a failed subscription delays the read",
+        [*CALL_SITES["SubscribeToTask"], at(3, fail(Failure.UNKNOWN, retry_after=30), wait(33, 2))],
+        {"phase": Phase.WAIT, "after_wait": Phase.READ},
+    ),
+    Row(
+        "a Retry-After on a failed read",
+        [*CALL_SITES["GetTask"], at(3, fail(Failure.UNKNOWN, retry_after=30), wait(33, 2))],
+        {"phase": Phase.WAIT, "after_wait": Phase.READ},
+    ),
+]
+
+# Timers ------------------------------------------------------------------------
+
+TIMER_ROWS = [
+    Row(
+        "a timer of an earlier or later wait does nothing",
+        [
+            start(),
+            at(0, fail(Failure.NOT_SENT), wait(0.5, 1)),
+            at(0.5, timer(0)),
+            at(0.5, timer(2)),
+            at(0.5, TimerFired("something else")),
+            at(0.5, timer(1), Send()),
+        ],
+        {"phase": Phase.SEND},
+    ),
+    Row(
+        "a timer fired twice acts once",
+        [
+            start(),
+            at(0, fail(Failure.NOT_SENT), wait(0.5, 1)),
+            at(0.5, timer(1), Send()),
+            at(0.6, timer(1)),
+            at(0.7, fail(Failure.NOT_SENT), wait(1.7, 2)),
+            at(1.7, timer(1)),
+            at(1.7, timer(2), Send()),
+            at(1.8, timer(2)),
+        ],
+        {"phase": Phase.SEND},
+    ),
+    Row(
+        "a timer that fires before its wait ends (a resumed function) waits on",
+        [
+            start(),
+            at(0, fail(Failure.NOT_SENT, retry_after=30), wait(30, 1)),
+            at(10, timer(1), wait(30, 2)),
+            at(30, timer(1)),
+            at(30, timer(2), Send()),
+        ],
+        {"phase": Phase.SEND},
+    ),
+    Row(
+        "nothing happens to a turn that ended",
+        [
+            start(),
+            at(1, snapshot(TaskState.COMPLETED)),
+            at(2, CLOSED, Finish("completed")),
+            at(3, CLOSED),
+            at(3, timer(0)),
+            at(3, fail(Failure.SESSION_GONE)),
+            at(3, TaskRead(TaskState.FAILED)),
+        ],
+        done("completed"),
+    ),
+]
+
+ROWS = [
+    *TASK_STATE_ROWS,
+    *STREAM_ROWS,
+    *UNKNOWN_OUTCOME_ROWS,
+    *BUSY_ROWS,
+    *GIVE_UP_ROWS,
+    *FAIL_AT_ONCE_ROWS,
+    *NO_SIGN_OF_LIFE_ROWS,
+    *RETRY_AFTER_ROWS,
+    *TIMER_ROWS,
+]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+def test_transition(row: Row) -> None:
+    state = run(row)
+    for name, expected in row.end.items():
+        assert getattr(state, name) == expected, name
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in ROWS if row.end.get("phase") == Phase.DONE], ids=lambda row: row.name
+)
+def test_a_turn_that_ends_is_told_why_once(row: Row) -> None:
+    """A notice the machine gives is not followed by a task-state notice for the same end."""
+    ending = next(
+        step for step in reversed(row.steps) if any(isinstance(a, Finish) for a in step.actions)
+    )
+    state = run(row)
+    assert state.outcome is not None
+    told = [action for action in ending.actions if isinstance(action, Notify)]
+    picked = final_notice(state.outcome, has_answer_text=True, status=None)
+    assert len(told) + (picked is not None) <= 1, (told, picked)
+
+
+# Long runs, with random jitter ----------------------------------------------------
+
+
+class Driver:
+    """Plays an agent: answers each call, fires each timer when due, records what happened."""
+
+    def __init__(self, machine: TurnMachine, seed: int) -> None:
+        self.machine = machine
+        self.random = random.Random(seed)
+        self.now = 0.0
+        self.sends: list[float] = []
+        self.reads: list[float] = []
+        self.notices: list[tuple[float, str]] = []
+        self.finished: str | None = None
+        self.subscribes = 0
+
+    def feed(self, event: Event, answer: Any) -> None:
+        """Handle ``event``, answering calls from ``answer``, until ``answer["until"]``."""
+        pending = self.machine.handle(event, self.now, self.random.random())
+        while pending and self.finished is None:
+            action = pending.pop(0)
+            match action:
+                case WaitUntil(at=wake, timer=name):
+                    assert wake >= self.now
+                    self.now = wake
+                    pending += self.machine.handle(TimerFired(name), self.now, self.random.random())
+                case Notify(text=text):
+                    self.notices.append((self.now, text))
+                case Finish(outcome=outcome):
+                    self.finished = outcome
+                case _:
+                    if isinstance(action, Send):
+                        self.sends.append(self.now)
+                    if isinstance(action, ReadTask):
+                        self.reads.append(self.now)
+                    if isinstance(action, Subscribe):
+                        self.subscribes += 1
+                    if self.now > answer["until"]:
+                        return
+                    pending += self.machine.handle(
+                        answer[type(action)], self.now, self.random.random()
+                    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_busy_agent_is_tried_for_as_long_as_it_takes_and_the_thread_told_once_at_two_minutes(
+    seed: int,
+) -> None:
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True))
+    driver = Driver(machine, seed)
+    driver.feed(Started("1.0", True), {Send: fail(Failure.BUSY), "until": 4 * 3600})
+    assert driver.finished is None
+    assert driver.notices == [(120.0, notices.AGENT_BUSY)]
+    gaps = [later - earlier for earlier, later in zip(driver.sends, driver.sends[1:])]
+    assert gaps[0] < 1.0
+    assert max(gaps) <= DEFAULT.backoff_cap
+    assert all(gap >= DEFAULT.backoff_cap / 2 for gap in gaps[-10:])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_busy_agent_with_retry_after_is_never_called_sooner(seed: int) -> None:
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True))
+    driver = Driver(machine, seed)
+    driver.feed(Started("1.0", True), {Send: fail(Failure.BUSY, retry_after=45), "until": 3600})
+    gaps = [later - earlier for earlier, later in zip(driver.sends, driver.sends[1:])]
+    assert min(gaps) >= 45 - 1e-6  # float noise of subtracting absolute times
+    assert driver.notices == [(120.0, notices.AGENT_BUSY)]
+
+
+@pytest.mark.parametrize("failure", [Failure.NOT_SENT, Failure.UNREACHABLE, Failure.UNKNOWN])
+@pytest.mark.parametrize("seed", range(4))
+def test_an_unreachable_agent_fails_the_turn_after_fifteen_minutes(
+    failure: Failure, seed: int
+) -> None:
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=False))
+    driver = Driver(machine, seed)
+    driver.feed(Started("0.3", True), {Send: fail(failure), "until": 86400})
+    assert driver.finished == "unreachable"
+    assert driver.notices == [(driver.now, GIVE_UP)]
+    assert DEFAULT.give_up_after <= driver.now <= DEFAULT.give_up_after + DEFAULT.backoff_cap
+    assert driver.sends[-2] < DEFAULT.give_up_after <= driver.sends[-1] == driver.now
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_task_without_subscribe_is_polled_with_backoff_up_to_the_poll_cap(seed: int) -> None:
+    timings = TurnTimings(poll_cap=30, backoff_cap=1000)
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True), timings)
+    driver = Driver(machine, seed)
+    machine.handle(Started("1.0", True), 0.0)
+    machine.handle(status(WORKING), 0.0)
+    answers = {ReadTask: TaskRead(WORKING), Subscribe: fail(Failure.NOT_SENT), "until": 3000}
+    driver.feed(CLOSED, answers)
+    assert driver.finished is None
+    assert driver.subscribes == 1
+    gaps = [later - earlier for earlier, later in zip(driver.reads[1:], driver.reads[2:])]
+    assert max(gaps) <= timings.poll_cap
+    assert all(gap >= timings.poll_cap / 2 for gap in gaps[-10:])
+
+
+# Resuming in a new function --------------------------------------------------------
+
+
+def following() -> TurnState:
+    """A turn whose stream is open, right after a settling status update."""
+    state = run(
+        Row("following", [start(), at(1, status(WORKING)), at(2, status(TaskState.COMPLETED))], {})
+    )
+    assert state.phase == Phase.FOLLOW and state.settling_update
+    return state
+
+
+def test_resume_turns_an_open_stream_into_a_read() -> None:
+    state = following()
+    resumed = resume_state(state)
+    assert (resumed.phase, resumed.events_in_stream, resumed.settling_update) == (
+        Phase.READ,
+        0,
+        False,
+    )
+    assert (state.phase, state.settling_update) == (Phase.FOLLOW, True), (
+        "the old state is left alone"
+    )
+    machine = TurnMachine(resumed)
+    assert machine.handle(TaskRead(WORKING), 10) == [Subscribe()]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [start()],
+        [start(), at(0, fail(Failure.NOT_SENT), wait(0.5, 1))],
+        CALL_SITES["GetTask"],
+        CALL_SITES["ListTasks"],
+    ],
+    ids=["send", "wait", "read", "lookup"],
+)
+def test_resume_keeps_any_other_phase(steps: list[Step]) -> None:
+    state = run(Row("", steps, {}))
+    resumed = resume_state(state)
+    assert resumed == state
+    assert resumed is not state
