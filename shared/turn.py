@@ -128,6 +128,7 @@ class TurnRun:
         self.reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
         self.assembler = ReplyAssembler()
         self.machine: TurnMachine | None = None
+        self._card_failure: list[Action] = []
         self.status: TaskStatus | None = None
         self.last_snapshot: str | None = None
         self._last_checkpoint = 0.0
@@ -144,10 +145,10 @@ class TurnRun:
         self.reply.working()
         self.machine = self._new_machine()
         try:
-            first: Event = Started(protocol=self.client.protocol_version, can_subscribe=True)
-        except AgentError as error:
-            self._run(self._handle(CallFailed(classify(error), error.retry_after, error.reason)))
-            return
+            protocol = self.client.protocol_version
+        except AgentError:
+            protocol = ""  # the send reads the card again, and fails as the card did
+        first: Event = Started(protocol=protocol, can_subscribe=True)
         if self.turn.attempted:
             # An earlier function began this turn and died before its first
             # checkpoint: whether the agent got it is unknown.
@@ -177,7 +178,10 @@ class TurnRun:
             action = pending.popleft()
             match action:
                 case Send():
-                    pending.extend(self._follow(lambda: self.client.send(self._message(), until=self.deadline)))
+                    if self._card_read():
+                        pending.extend(self._follow(lambda: self.client.send(self._message(), until=self.deadline)))
+                    else:
+                        pending.extend(self._card_failure)
                 case Subscribe():
                     task_id = self._task_id()
                     pending.extend(self._follow(lambda: self.client.subscribe(task_id, until=self.deadline)))
@@ -201,6 +205,19 @@ class TurnRun:
                 case Finish(outcome=outcome):
                     self._finish(outcome)
                     return
+
+    def _card_read(self) -> bool:
+        """Before a send: the card says which protocol is on the wire (ListTasks on 1.0)."""
+        assert self.machine is not None
+        if self.machine.state.protocol:
+            return True
+        try:
+            protocol = self.client.protocol_version
+        except AgentError as error:
+            self._card_failure = self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+            return False
+        self._handle(Started(protocol=protocol, can_subscribe=True))  # its Send is the one under way
+        return True
 
     def _handle(self, event: Event) -> list[Action]:
         assert self.machine is not None
@@ -326,7 +343,7 @@ class TurnRun:
             self.reply.notice(notice) if notice else self.reply.finish()
         if outcome == "session_gone":
             self.store.change_session(self.session.id, _forget_context(self.turn.id))
-        if outcome in ("failed", "unreachable", "no_task", "session_gone", "no_sign_of_life"):
+        if outcome not in ("completed", "input_required"):
             log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
         self.store.set_turn(
             self.turn.id,
@@ -426,8 +443,9 @@ class TurnRun:
         return self._handle(CallFailed(Failure.UNKNOWN))
 
     def _new_machine(self) -> TurnMachine:
-        started = self.turn.created_at.timestamp() if self.turn.created_at else time.time()
-        state = TurnState(started_at=started, has_context=self.session.context_id is not None)
+        # The give-up clock starts when the turn is first carried, not when it
+        # began to wait behind another turn of the thread.
+        state = TurnState(started_at=time.time(), has_context=self.session.context_id is not None)
         return TurnMachine(state, timings(self.settings))
 
     def _message(self) -> OutgoingMessage:
