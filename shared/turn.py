@@ -46,7 +46,7 @@ from shared.a2a.errors import (
 )
 from shared.config import load_config
 from shared.core import notices
-from shared.core.model import Message, OutgoingMessage, Role, StreamEvent, Task, TaskStatus
+from shared.core.model import Message, OutgoingMessage, StreamEvent, Task, TaskStatus
 from shared.core.outcome import final_notice
 from shared.core.reply import ReplyAssembler, StepFinished, StepStarted, TextAppended, TextReplaced
 from shared.core.turn_machine import (
@@ -240,7 +240,6 @@ class TurnRun:
 
     def _observe(self, event: StreamEvent) -> list[Action]:
         """Show what an event changes, learn its ids, and tell the machine."""
-        message_reply = isinstance(event, Message) and event.role == Role.AGENT and not event.task_id
         task_id = event.id if isinstance(event, Task) else getattr(event, "task_id", None)
         status = getattr(event, "status", None)
         if status is not None:
@@ -249,6 +248,8 @@ class TurnRun:
             self.last_snapshot = _fingerprint(event)
         self._show(self.assembler.feed(event))
         self._learn_context(event.context_id)
+        # The assembler knows which Message is the whole turn (contract, Replies).
+        message_reply = isinstance(event, Message) and self.assembler.is_message_reply
         return self._handle(
             StreamEventSeen(
                 task_id=task_id,
