@@ -17,8 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kourier", description="Agent Kourier")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("up", help="run the whole local stack with the demo agent")
-    test = commands.add_parser("test", help="run the test suite")
-    test.add_argument("pytest_args", nargs=argparse.REMAINDER)
+    commands.add_parser("test", help="run the test suite (other arguments go to pytest)")
     agent = commands.add_parser("agent", help="agent tools")
     agent_commands = agent.add_subparsers(dest="agent_command", required=True)
     check = agent_commands.add_parser("check", help="check an agent backend against the contract")
@@ -28,14 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     say.add_argument("text")
     say.add_argument("--channel", default=DEMO_CHANNEL)
     say.add_argument("--thread", default=None, help="ts of the thread to reply in")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "test":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
 
     if args.command == "up":
         return _up()
     if args.command == "test":
         import pytest
 
-        return int(pytest.main(["-p", "no:cacheprovider", *args.pytest_args], plugins=[]))
+        return int(pytest.main(["-p", "no:cacheprovider", *extra]))
     if args.command == "agent":
         from shared.a2a.check import main as check_main
 
