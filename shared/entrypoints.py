@@ -58,7 +58,7 @@ def stream_follow(request: Request) -> Response:
 
 def reconcile(request: Request) -> Response:
     """The periodic sweep."""
-    return _task_call(request, lambda body: reconciler.sweep())
+    return _task_call(request, lambda body: _ignore(reconciler.sweep()))
 
 
 def timeout(request: Request) -> Response:
@@ -67,6 +67,10 @@ def timeout(request: Request) -> Response:
         request,
         lambda body: engine.on_resume(body["session_id"], body["turn_id"], body["generation"], body["timer"]),
     )
+
+
+def _ignore(_: object) -> None:
+    return None
 
 
 def _task_call(request: Request, work: Callable[[dict[str, Any]], None]) -> Response:

@@ -48,7 +48,8 @@ from shared.config import load_config
 from shared.core import notices
 from shared.core.model import Message, OutgoingMessage, StreamEvent, Task, TaskStatus
 from shared.core.outcome import final_notice
-from shared.core.reply import ReplyAssembler, StepFinished, StepStarted, TextAppended, TextReplaced
+from shared.core.reply import ReplyAssembler, TextAppended, TextReplaced
+from shared.core.tool_steps import StepFinished, StepStarted
 from shared.core.turn_machine import (
     Action,
     CallFailed,
@@ -144,6 +145,7 @@ class TurnRun:
         self.store.set_turn(self.turn.id, status="running")
         self.reply.working()
         self.machine = self._new_machine()
+        protocol: str
         try:
             protocol = self.client.protocol_version
         except AgentError:
