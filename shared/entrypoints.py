@@ -58,7 +58,7 @@ def stream_follow(request: Request) -> Response:
 
 def reconcile(request: Request) -> Response:
     """The periodic sweep."""
-    return _task_call(request, lambda body: _ignore(reconciler.sweep()))
+    return _task_call(request, lambda body: reconciler.sweep())
 
 
 def timeout(request: Request) -> Response:
@@ -69,11 +69,7 @@ def timeout(request: Request) -> Response:
     )
 
 
-def _ignore(_: object) -> None:
-    return None
-
-
-def _task_call(request: Request, work: Callable[[dict[str, Any]], None]) -> Response:
+def _task_call(request: Request, work: Callable[[dict[str, Any]], object]) -> Response:
     if request.method == "GET":
         return Response("ok", 200)
     body = request.get_json(silent=True) or {}
@@ -84,7 +80,7 @@ def _task_call(request: Request, work: Callable[[dict[str, Any]], None]) -> Resp
     return Response("done", 200)
 
 
-def _guarded(work: Callable[[], None], reraise: bool) -> None:
+def _guarded(work: Callable[[], object], reraise: bool) -> None:
     try:
         work()
     except RetryableError:
