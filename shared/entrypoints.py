@@ -46,7 +46,7 @@ def turn_send(event: CloudEvent) -> None:
     """Decode the Pub/Sub message and carry the session's next turn."""
     message = event.data["message"]
     payload = json.loads(base64.b64decode(message["data"]))
-    _guarded(lambda: engine.on_turn_published(payload["session_id"], payload["turn_id"]), reraise=True)
+    _guarded(lambda: engine.on_turn_published(payload["session_id"], payload["turn_id"]))
 
 
 def stream_follow(request: Request) -> Response:
@@ -74,19 +74,19 @@ def _task_call(request: Request, work: Callable[[dict[str, Any]], object]) -> Re
         return Response("ok", 200)
     body = request.get_json(silent=True) or {}
     try:
-        _guarded(lambda: work(body), reraise=True)
+        _guarded(lambda: work(body))
     except RetryableError:
         return Response("retry", 500)
     return Response("done", 200)
 
 
-def _guarded(work: Callable[[], object], reraise: bool) -> None:
+def _guarded(work: Callable[[], object]) -> None:
+    """Run ``work``; a RetryableError propagates (the platform retries), others are logged."""
     try:
         work()
     except RetryableError:
         log.warning("retrying_later", exc_info=True)
-        if reraise:
-            raise
+        raise
     except Exception:  # a poison event must not loop for ever
         log.exception("event_failed")
 
