@@ -220,6 +220,7 @@ class Transport:
         if isinstance(timeouts, dict):
             timeouts["read"] = self.idle_timeout
         seen_event = False
+        lost: Exception | None = None
         with _Watchdog(response, self.idle_timeout, until) as watchdog:
             try:
                 for sse in EventSource(response).iter_sse():
@@ -234,19 +235,19 @@ class Transport:
                     watchdog.event_arrived()
                     yield result
             except (httpx.HTTPError, SSEError) as error:
-                if not watchdog.cut:
-                    raise _stream_failure(
-                        seen_event, f"{method}: connection lost ({error!r})"
-                    ) from None
+                lost = error
             except AgentError as error:
                 if seen_event:
                     raise StreamDropped(str(error), retry_after=error.retry_after) from None
                 raise
-            if watchdog.cut == "idle":
-                raise _stream_failure(
-                    seen_event,
-                    f"{method}: no event for {self.idle_timeout:g} s; the stream was cut",
-                )
+        if watchdog.cut == "until" or (until is not None and time.monotonic() >= until):
+            return
+        # The socket's read timeout is the idle limit too: whichever fires first, it is a cut.
+        if watchdog.cut == "idle" or isinstance(lost, httpx.ReadTimeout):
+            detail = f"{method}: no event for {self.idle_timeout:g} s; the stream was cut"
+            raise _stream_failure(seen_event, detail)
+        if lost is not None:
+            raise _stream_failure(seen_event, f"{method}: connection lost ({lost!r})")
 
     @contextmanager
     def _logged(self, call: str) -> Iterator[None]:
