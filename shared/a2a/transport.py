@@ -8,7 +8,8 @@ request's timeout extension when the body is first read, so it is raised
 there, after the headers. Since a server's SSE keep-alive comments would
 reset a socket read timeout for ever, a watchdog thread also counts the time
 since the last A2A event and, past ``idle_timeout`` (or past the caller's
-``until``), shuts the socket down, which ends the blocked read at once.
+``until``), shuts the socket down, which ends the blocked read at once;
+whichever of the two fires first, the stream is cut for silence.
 Failures are classified by the contract's Errors table: the HTTP status
 first, then a JSON-RPC error by its code and by what kind of call it
 answered, and a lost connection by whether an event had arrived. After the

@@ -57,7 +57,7 @@ class Method(StrEnum):
     LIST_TASKS = "ListTasks"
 
     def wire_name(self, version: ProtocolVersion) -> str:
-        """The method's name on the wire of ``version``."""
+        """The method's name on the wire of ``version`` (KeyError for ListTasks on 0.3)."""
         if version == "1.0":
             return self.value
         return _V03_METHOD_NAMES[self]
@@ -68,8 +68,8 @@ _V03_METHOD_NAMES = {
     Method.GET_TASK: "tasks/get",
     Method.SUBSCRIBE: "tasks/resubscribe",
     Method.CANCEL: "tasks/cancel",
-    Method.LIST_TASKS: "tasks/list",
 }
+"""0.3 names; 0.3 has no ListTasks."""
 
 
 def loads(text: str | bytes) -> Any:
