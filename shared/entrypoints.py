@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -17,6 +17,7 @@ from cloudevents.http import CloudEvent
 from flask import Request, Response, jsonify
 
 from shared import engine, ingress, reconciler
+from shared.a2a.trace import current_trace, trace_from_headers
 from shared.errors import RetryableError
 from shared.logs import configure_logging
 
@@ -44,6 +45,7 @@ def chat_ingress(request: Request) -> Response:
 
 def turn_send(event: CloudEvent) -> None:
     """Decode the Pub/Sub message and carry the session's next turn."""
+    _join_trace({"traceparent": event.get("traceparent") or "", "tracestate": event.get("tracestate") or ""})
     message = event.data["message"]
     payload = json.loads(base64.b64decode(message["data"]))
     _guarded(lambda: engine.on_turn_published(payload["session_id"], payload["turn_id"]))
@@ -72,12 +74,22 @@ def timeout(request: Request) -> Response:
 def _task_call(request: Request, work: Callable[[dict[str, Any]], object]) -> Response:
     if request.method == "GET":
         return Response("ok", 200)
+    _join_trace(request.headers)
     body = request.get_json(silent=True) or {}
     try:
         _guarded(lambda: work(body))
     except RetryableError:
         return Response("retry", 500)
     return Response("done", 200)
+
+
+def _join_trace(headers: Mapping[str, str]) -> None:
+    """Calls to agents from here carry the incoming trace; logs name it."""
+    trace = trace_from_headers(headers)
+    current_trace.set(trace)
+    structlog.contextvars.clear_contextvars()
+    if trace is not None:
+        structlog.contextvars.bind_contextvars(trace_id=trace.traceparent.split("-")[1])
 
 
 def _guarded(work: Callable[[], object]) -> None:

@@ -236,8 +236,6 @@ class TurnRun:
             return actions + self._handle(StreamClosed())
         except AgentError as error:
             log.info("a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error))
-            if isinstance(error, CredentialsRejected):
-                log.warning("credential_rejected", backend=self.client.backend.name)
             return actions + self._handle(CallFailed(classify(error), error.retry_after, error.reason))
 
     def _observe(self, event: StreamEvent) -> list[Action]:
