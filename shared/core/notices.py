@@ -39,6 +39,31 @@ CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new
 NO_SIGN_OF_LIFE = "The agent's task showed no sign of life for an hour, so it was cancelled."
 QUEUED = "Queued: the agent is still working on an earlier message in this thread."
 
+# Prompts for questions and tool approvals: labels, outcomes, refusals.
+APPROVE = "Approve"
+REJECT = "Reject"
+APPROVE_ALL = "Approve all"
+REJECT_ALL = "Reject all"
+SUBMIT = "Submit"
+WRITE_ANSWER = "Answer"
+ANSWER_FORM_TITLE = "Answer the agent"
+ANSWER_FORM_SEND = "Send"
+ANSWER_FORM_CANCEL = "Cancel"
+ANSWER_FORM_LABEL = "Your answer"
+PICK_PLACEHOLDER = "Pick one or more"
+ASKED_BY_SUBAGENT = "Asked by the sub-agent {name}"
+REPLY_ALSO_ANSWERS = "You can also reply in this thread: a reply answers the first question still waiting for text."
+REPLY_TO_ANSWER = "Reply in this thread to answer."
+APPROVED_BY = "Approved by {who}"
+REJECTED_BY = "Rejected by {who}"
+ANSWERED_BY = "Answered by {who}"
+SHOWN_DENIED_TIMEOUT = "Denied: no one decided in time"
+SHOWN_DENIED_NOT_ALLOWED = "Denied: this Binding does not allow tool approvals"
+QUESTION_TIMED_OUT = "No one answered in time, so the agent's task was cancelled."
+NOT_AN_APPROVER = "Only this Binding's approvers can approve or reject these tool calls."
+PICK_A_CHOICE = "Pick at least one choice, then submit."
+ANSWER_BLANK = "Write an answer before you send it."
+
 
 class FailureCategory(StrEnum):
     """Why a task failed, when the agent says so in a way we recognise."""
