@@ -207,6 +207,9 @@ class TurnRun:
                 case Finish(outcome=outcome):
                     self._finish(outcome)
                     return
+        assert self.machine is not None
+        if self.machine.state.phase == Phase.FOLLOW:
+            self._hand_over()  # the stream was cut at the deadline, still open
 
     def _card_read(self) -> bool:
         """Before a send: the card says which protocol is on the wire (ListTasks on 1.0)."""
@@ -232,7 +235,7 @@ class TurnRun:
                 actions.extend(self._observe(event))
                 self._checkpoint_now(force=self._named_task_just_now(event))
             if time.monotonic() >= self.deadline:
-                return actions  # cut at the deadline: the loop hands over
+                return actions  # cut at the deadline: ``_run`` hands over
             return actions + self._handle(StreamClosed())
         except AgentError as error:
             log.info("a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error))
