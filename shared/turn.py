@@ -48,8 +48,7 @@ from shared.config import load_config
 from shared.core import notices
 from shared.core.model import Message, OutgoingMessage, StreamEvent, Task, TaskStatus
 from shared.core.outcome import final_notice
-from shared.core.reply import ReplyAssembler, TextAppended, TextReplaced
-from shared.core.tool_steps import StepFinished, StepStarted
+from shared.core.reply import ReplyAssembler
 from shared.core.turn_machine import (
     Action,
     CallFailed,
@@ -78,7 +77,7 @@ from shared.core.turn_machine import (
 from shared.handoff import schedule_call
 from shared.settings import Settings, get_settings
 from shared.slack.people import actor_for, turn_text
-from shared.slack.reply import ThreadReply, summarize
+from shared.slack.reply import ThreadReply
 from shared.slack.web import slack_client
 from shared.store import Session, Store, Turn, now
 
@@ -249,7 +248,7 @@ class TurnRun:
             self.status = status
         if isinstance(event, Task):
             self.last_snapshot = _fingerprint(event)
-        self._show(self.assembler.feed(event))
+        self.reply.show(self.assembler.feed(event))
         self._learn_context(event.context_id)
         # The assembler knows which Message is the whole turn (contract, Replies).
         message_reply = isinstance(event, Message) and self.assembler.is_message_reply
@@ -278,7 +277,7 @@ class TurnRun:
         changed = _fingerprint(task) != self.last_snapshot
         self.last_snapshot = _fingerprint(task)
         self.status = task.status
-        self._show(self.assembler.feed(task))
+        self.reply.show(self.assembler.feed(task))
         self._learn_context(task.context_id)
         self._checkpoint_now(force=False)
         return self._handle(TaskRead(task.status.state, changed))
@@ -307,17 +306,6 @@ class TurnRun:
 
     # Showing ------------------------------------------------------------------
 
-    def _show(self, changes: list[Any]) -> None:
-        for change in changes:
-            if isinstance(change, TextAppended):
-                self.reply.append(change.text)
-            elif isinstance(change, TextReplaced):
-                self.reply.replace(change.text)
-            elif isinstance(change, StepStarted):
-                self.reply.step_started(change.call_id, change.name, summarize(change.args))
-            elif isinstance(change, StepFinished):
-                self.reply.step_finished(change.call_id, change.name, change.ok, summarize(change.response))
-
     def _learn_context(self, context_id: str | None) -> None:
         if not context_id or context_id == self.session.context_id:
             return
@@ -337,7 +325,7 @@ class TurnRun:
     # Ending and pausing --------------------------------------------------------
 
     def _finish(self, outcome: str) -> None:
-        self._show(self.assembler.finish())
+        self.reply.show(self.assembler.finish())
         if outcome == "input_required":
             # Questions and approvals are not carried yet: the pause is unusable.
             self._cancel()

@@ -1,52 +1,124 @@
 """Writing a turn's reply into its Slack thread as it streams.
 
-Theory of operation: the answer streams live with Slack's streaming messages
-(chat.startStream, chat.appendStream, chat.stopStream); appended text is
-buffered briefly so a token-by-token agent does not cost a Slack call per
-token. Each tool call is a ``task_update`` chunk keyed by its call ID: in
-progress when the call arrives, complete or error when its result does, so a
-step is one card however often it is updated.
+Theory of operation. The answer streams live in Slack's streaming messages
+(chat.startStream, chat.appendStream, chat.stopStream). Text and steps wait
+in one ordered queue of chunks (``markdown_text``, and ``task_update`` keyed
+by the tool call's ID), sent together at most once per ``stream_interval``
+so a token-by-token agent costs a bounded number of calls; the first chunk
+after a quiet spell goes at once. A timer thread sends what is still queued
+when the agent goes quiet, so nothing waits for the agent's next event. All
+Slack calls happen under one lock, in queue order, and a chunk leaves the
+queue only once Slack took it, so slack_sdk's retries of a rate-limited call
+(HTTP 429, after Retry-After) delay text but never lose or reorder it.
 
-Slack cuts a streamed message after about five minutes and caps its size, so
-the reply rolls over to a continuation message before either, re-opening an
-open code block. A step still running at a roll-over is closed in the old
-message (Slack shows a step left pending as failed) and shown again, in
-progress, in the new one. A stream that Slack has already cut
-(``message_not_in_streaming_state``) is rolled over the same way.
+Slack cuts a streamed message after about five minutes and caps its size,
+so the reply rolls over to a continuation message before either, and when
+Slack answers ``msg_too_long`` (the reply then keeps its messages shorter)
+or ``message_not_in_streaming_state`` (a stream Slack already cut). A code
+block open at the cut is closed at the end of one message and opened again
+at the start of the next, with the same fence. A step still running is
+closed in the old message, since Slack shows a step left pending as failed,
+and shown again, running, in the new one; when the reply ends, every step
+still running is closed.
 
-When the agent replaces text already shown, a stream cannot take it back:
-the reply stops streaming and shows the whole canonical text in an ordinary
-message that is edited in place from then on.
+When text already shown changes (a replace, a take-back, a canonical
+snapshot that differs) a stream cannot take it back, and where no stream can
+start (``chat.startStream`` refused, or no person to stream to) there is
+none: the reply falls back to ordinary messages, for good. The whole answer,
+converted to Slack Markdown, is laid out over the reply's messages in order;
+every message but the last keeps the amount of text it holds, and the last
+takes the rest, with new messages posted when it is full. Streamed messages
+are edited with ``markdown_text``; the messages the fallback posts hold
+markdown blocks with the steps as ``task_card`` blocks between them, each at
+the point of the text where its call arrived. The layout is computed and
+written at most once per ``update_interval`` (each message edited at most
+that often, edits coalesced), and the final state is always written.
 
-The reply's state (what was shown, the open stream, the open steps) is plain
-JSON, so a function that takes the turn over continues the same message.
+Until a message is posted, ``assistant.threads.setStatus`` shows that the
+agent works, set again before Slack clears it after two minutes; never once
+a message is posted, as a status after a stream starts adds a message.
+
+The reply's state is plain JSON (``to_state``/``restore``), so a function
+that takes the turn over continues the same messages.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import structlog
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from shared.slack.markdown import to_slack_markdown
+from shared.core.redaction import redact
+from shared.core.reply import ReplyChange, TextAppended, TextReplaced
+from shared.core.tool_steps import StepFinished, StepStarted
+from shared.slack.markdown import MarkdownStream, cut_point, seam, to_slack_markdown
+
+log = structlog.get_logger()
 
 WORKING_STATUS = "is working…"
 CONTINUED = "continued in the next message"
+CONTINUED_BELOW = "continued below"
+EMPTIED = "…"
+"""What a streamed message shows once a take-back left it no text."""
+SLACK_MARKDOWN_LIMIT = 12_000
+"""Slack's limit for one ``markdown_text``, and for the markdown blocks of one message."""
+SEAM_ROOM = 100
+"""Room kept in a message for the fences that close and re-open a code block."""
+MIN_MESSAGE_CHARS = 200
+MAX_CHUNKS_PER_CALL = 40
+MAX_CARDS_PER_MESSAGE = 24
+"""Slack allows 50 blocks in a message: the cards and the markdown blocks between them."""
+SUMMARY_CHARS = 200
 
 
 @dataclass(frozen=True)
 class ReplyLimits:
-    """When a streamed message rolls over, and how often text is flushed."""
+    """When a reply rolls over, and how often it may call Slack."""
 
-    max_stream_seconds: float = 240.0
-    max_stream_chars: int = 30_000
-    flush_seconds: float = 0.5
-    flush_chars: int = 400
+    stream_seconds: float = 240.0
+    """A streamed message rolls over after this long (Slack cuts it at about 300 s)."""
+    message_chars: int = 11_000
+    """Text in one message. Below ``SLACK_MARKDOWN_LIMIT``, so any message can be edited whole."""
+    stream_interval: float = 0.6
+    """At most one append per this many seconds (chat.appendStream is Tier 4, ~100/min)."""
+    update_interval: float = 1.0
+    """At most one chat.update per message per this many seconds."""
+    status_refresh: float = 90.0
+    """Set the status again after this long (Slack clears it after two minutes)."""
+
+    def __post_init__(self) -> None:
+        if not MIN_MESSAGE_CHARS <= self.message_chars <= SLACK_MARKDOWN_LIMIT - SEAM_ROOM:
+            raise ValueError(
+                f"message_chars must be {MIN_MESSAGE_CHARS}..{SLACK_MARKDOWN_LIMIT - SEAM_ROOM}"
+            )
+
+
+@dataclass
+class _Message:
+    """One message of the reply, as Slack shows it."""
+
+    ts: str
+    """Empty until a message the fallback laid out is posted."""
+    streamed: bool
+    streaming: bool = False
+    started_at: float = 0.0
+    text: str = ""
+    """The Slack Markdown it shows (a streamed one: seams included)."""
+    content: int = 0
+    """How many characters of the answer's Slack Markdown it holds."""
+    cards: list[tuple[str, int]] = field(default_factory=list)
+    """Steps shown as ``task_card`` blocks (posted messages): call ID, and the
+    position in the message's text where the call arrived."""
+    written: str | None = None
+    """The payload last written with chat.postMessage or chat.update."""
+    written_at: float = 0.0
 
 
 class ThreadReply:
@@ -57,205 +129,588 @@ class ThreadReply:
         client: WebClient,
         channel: str,
         thread_ts: str,
-        recipient_user: str,
-        recipient_team: str,
+        recipient_user: str | None,
+        recipient_team: str | None,
         limits: ReplyLimits = ReplyLimits(),
-        clock: Callable[[], float] = time.time,
     ) -> None:
+        """Start an empty reply.
+
+        Args:
+            client: The WebClient to call Slack with.
+            channel: The thread's channel.
+            thread_ts: The thread's ts.
+            recipient_user: The person the reply answers. Outside a direct
+                message a stream needs one, so without it the reply is
+                posted and edited instead.
+            recipient_team: That person's team.
+            limits: When to roll over and how often to call Slack.
+        """
         self._client = client
         self._channel = channel
         self._thread_ts = thread_ts
-        self._recipient = {"recipient_user_id": recipient_user, "recipient_team_id": recipient_team}
+        self._recipient = {
+            key: value
+            for key, value in (("recipient_user_id", recipient_user), ("recipient_team_id", recipient_team))
+            if value
+        }
         self._limits = limits
-        self._clock = clock
-        self._pending = ""
-        self._last_flush = 0.0
-        self._shown = ""  # all text shown so far, across continuation messages
-        self._stream_ts: str | None = None
-        self._stream_started = 0.0
-        self._stream_chars = 0
-        self._edit_ts: str | None = None  # set once we fall back to post + update
-        self._open_steps: dict[str, dict[str, Any]] = {}
+        self._lock = threading.RLock()
+        self._timer = _Timer(self._lock, self._on_timer)
+        self._failure: Exception | None = None
+        self._answer = ""
+        self._markdown = MarkdownStream()
+        self._queue: list[dict[str, Any]] = []
+        self._carry: list[dict[str, Any]] = []
+        """Chunks a continuation message starts with: running steps, a re-opened code block."""
+        self._running: dict[str, dict[str, Any]] = {}
+        """The steps the open stream shows running: call ID to the chunk Slack took."""
+        self._messages: list[_Message] = []
+        self._steps: dict[str, dict[str, Any]] = {}
+        self._fallback = not recipient_user and not channel.startswith("D")
+        self._room = limits.message_chars
+        self._last_append = 0.0
+        self._last_layout = 0.0
+        self._status_at: float | None = None
 
-    # What the person sees while the agent works -----------------------------
+    # What the turn engine calls ------------------------------------------------
+
+    def show(self, changes: list[ReplyChange]) -> None:
+        """Show what ``ReplyAssembler.feed`` or ``finish`` returned, in order."""
+        for change in changes:
+            if isinstance(change, TextAppended):
+                self.append(change.text)
+            elif isinstance(change, TextReplaced):
+                self.replace(change.text)
+            elif isinstance(change, StepStarted):
+                self.step_started(change.call_id, change.name, summarize(change.args))
+            elif isinstance(change, StepFinished):
+                self.step_finished(change.call_id, change.name, change.ok, summarize(change.response))
 
     def working(self) -> None:
         """Show that the agent is working on the thread's message."""
-        self._client.assistant_threads_setStatus(
-            channel_id=self._channel, thread_ts=self._thread_ts, status=WORKING_STATUS
-        )
+        with self._lock:
+            self._raise_failure()
+            if not self._posted():
+                self._set_status()
+            self._pump()
 
     def append(self, text: str) -> None:
         """Add text to the end of the answer."""
-        if not text:
-            return
-        self._pending += text
-        if len(self._pending) >= self._limits.flush_chars or (
-            self._clock() - self._last_flush >= self._limits.flush_seconds
-        ):
-            self._flush()
+        with self._lock:
+            self._raise_failure()
+            self._answer += text
+            if not self._fallback:
+                self._queue_text(self._markdown.feed(text))
+            self._pump()
 
     def replace(self, text: str) -> None:
         """The answer is now ``text``: text already shown changed."""
-        self._pending = ""
-        if text == self._shown:
-            return
-        self._shown = text
-        self._stop_stream()
-        self._edit()
+        with self._lock:
+            self._raise_failure()
+            if text == self._answer:
+                return
+            self._answer = text
+            if not self._fallback and any(message.text for message in self._messages):
+                self._fall_back()
+            elif not self._fallback:
+                # No text went out yet: what is queued can still be taken back.
+                self._queue = [chunk for chunk in self._queue if chunk["type"] != "markdown_text"]
+                self._markdown = MarkdownStream()
+                self._queue_text(self._markdown.feed(text))
+            self._pump()
 
     def step_started(self, call_id: str, name: str, details: str) -> None:
-        """A tool call began."""
-        chunk = {"type": "task_update", "id": call_id, "title": name, "status": "in_progress"}
-        if details:
-            chunk["details"] = details
-        self._open_steps[call_id] = chunk
-        self._send_chunks([chunk])
+        """A tool call began: its step shows, running."""
+        with self._lock:
+            self._raise_failure()
+            self._steps[call_id] = {"title": name, "status": "in_progress", "details": details or None}
+            self._show_step(call_id)
+            self._pump()
 
     def step_finished(self, call_id: str, name: str, ok: bool, output: str) -> None:
-        """A tool call returned (or failed)."""
-        chunk = dict(self._open_steps.pop(call_id, {"type": "task_update", "id": call_id, "title": name}))
-        chunk["status"] = "complete" if ok else "error"
-        if output:
-            chunk["output"] = output
-        self._send_chunks([chunk])
+        """A tool call returned (or failed): its step is done."""
+        with self._lock:
+            self._raise_failure()
+            step = self._steps.setdefault(call_id, {"title": name, "details": None})
+            step.update(status="complete" if ok else "error", output=output or None)
+            self._show_step(call_id)
+            self._pump()
 
     def notice(self, text: str) -> None:
         """A notice of Agent Kourier's own (never the agent's words), after the answer."""
         self.finish()
-        self._client.chat_postMessage(channel=self._channel, thread_ts=self._thread_ts, text=text)
+        with self._lock:
+            self._client.chat_postMessage(channel=self._channel, thread_ts=self._thread_ts, text=text)
 
     def finish(self) -> None:
-        """The answer is complete: flush and stop streaming (open steps are closed)."""
-        self._flush()
-        self._stop_stream()
-        self._open_steps.clear()
+        """The answer is complete: write all of it, close every step, stop streaming."""
+        with self._lock:
+            self._raise_failure()
+            self._timer.close()
+            if not self._fallback:
+                self._queue_text(self._markdown.flush())
+                self._send_queue()
+                stream = self._stream()
+                if stream is not None:
+                    self._stop(stream)
+            for step in self._steps.values():
+                if step["status"] == "in_progress":
+                    step["status"] = "complete"
+            if self._fallback:
+                self._write_messages(force=True)
 
     def suspend(self) -> None:
-        """This function stops here and another continues: flush, keep the stream open."""
-        self._flush()
+        """This function stops here and another continues: send what waits, keep the stream."""
+        with self._lock:
+            self._raise_failure()
+            self._timer.close()
+            if not self._fallback:
+                self._send_queue()
+            if self._fallback:
+                self._write_messages(force=True)
 
     def to_state(self) -> dict[str, Any]:
-        """What a continuing function needs."""
-        self._flush()
-        return {
-            "shown": self._shown,
-            "stream_ts": self._stream_ts,
-            "stream_started": self._stream_started,
-            "stream_chars": self._stream_chars,
-            "edit_ts": self._edit_ts,
-            "open_steps": self._open_steps,
-        }
+        """What a continuing function needs (nothing is sent)."""
+        with self._lock:
+            return {
+                "answer": self._answer,
+                "markdown": self._markdown.to_state(),
+                "queue": list(self._queue),
+                "carry": list(self._carry),
+                "running": dict(self._running),
+                "messages": [asdict(message) for message in self._messages],
+                "steps": {key: dict(step) for key, step in self._steps.items()},
+                "fallback": self._fallback,
+                "room": self._room,
+                "status_at": self._status_at,
+            }
 
     def restore(self, state: dict[str, Any]) -> None:
         """Continue a reply that another function began."""
-        self._shown = state["shown"]
-        self._stream_ts = state["stream_ts"]
-        self._stream_started = state["stream_started"]
-        self._stream_chars = state["stream_chars"]
-        self._edit_ts = state["edit_ts"]
-        self._open_steps = dict(state["open_steps"])
+        with self._lock:
+            self._answer = state["answer"]
+            self._markdown = MarkdownStream.from_state(state["markdown"])
+            self._queue = list(state["queue"])
+            self._carry = list(state["carry"])
+            self._running = dict(state["running"])
+            self._messages = [
+                _Message(**{**message, "cards": [tuple(card) for card in message["cards"]]})
+                for message in state["messages"]
+            ]
+            self._steps = {key: dict(step) for key, step in state["steps"].items()}
+            self._fallback = state["fallback"]
+            self._room = state["room"]
+            self._status_at = state["status_at"]
 
-    # Slack calls -------------------------------------------------------------
+    # Scheduling -----------------------------------------------------------------
 
-    def _flush(self) -> None:
-        self._last_flush = self._clock()
-        text, self._pending = self._pending, ""
+    def _pump(self) -> None:
+        """Do what is due now; leave the rest to the timer."""
+        now = time.time()
+        due: list[float] = []
+        if self._status_at is not None and not self._posted():
+            if now - self._status_at >= self._limits.status_refresh:
+                self._set_status()
+            due.append(self._status_at + self._limits.status_refresh)
+        if not self._fallback and self._queue:
+            ready_at = self._last_append + self._limits.stream_interval
+            if now >= ready_at:
+                self._send_queue()
+            else:
+                due.append(ready_at)
+        if self._fallback:  # maybe only since the queue was sent: streams were refused
+            ready_at = self._last_layout + self._limits.update_interval
+            if now >= ready_at:
+                due += self._write_messages(force=False)
+            else:
+                due.append(ready_at)
+        self._timer.set(min(due) if due else None)
+
+    def _on_timer(self) -> None:
+        try:
+            self._pump()
+        except Exception as error:  # noqa: BLE001 - raised at the engine's next call
+            log.warning("slack_reply_failed", channel=self._channel, error=repr(error))
+            self._failure = error
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
+    def _posted(self) -> bool:
+        return any(message.ts for message in self._messages)
+
+    def _set_status(self) -> None:
+        self._status_at = time.time()
+        try:
+            self._client.assistant_threads_setStatus(
+                channel_id=self._channel, thread_ts=self._thread_ts, status=WORKING_STATUS
+            )
+        except SlackApiError as error:
+            log.info("slack_status_not_shown", error=error.response.get("error"))
+
+    # Streaming ------------------------------------------------------------------
+
+    def _queue_text(self, text: str) -> None:
         if not text:
             return
-        if self._edit_ts is not None:
-            self._shown += text
-            self._edit()
-            return
-        while text:
-            if self._stream_ts is not None and self._stream_is_full():
-                self._roll_over()
-            room = self._limits.max_stream_chars - self._stream_chars
-            piece, text = text[:room], text[room:]
-            self._stream(markdown_text=piece)
-
-    def _send_chunks(self, chunks: list[dict[str, Any]]) -> None:
-        self._flush()
-        if self._edit_ts is not None:
-            # Text already went to an edited message: steps go to a stream after it.
-            self._edit_ts = None
-        if self._stream_ts is not None and self._stream_is_full():
-            self._roll_over()
-        self._stream(chunks=chunks)
-
-    def _stream_is_full(self) -> bool:
-        too_old = self._clock() - self._stream_started >= self._limits.max_stream_seconds
-        return too_old or self._stream_chars >= self._limits.max_stream_chars
-
-    def _stream(self, markdown_text: str | None = None, chunks: list[dict[str, Any]] | None = None) -> None:
-        """Add text or chunks to the open stream, starting or renewing it as needed."""
-        content: dict[str, Any] = {}
-        if markdown_text:
-            content["markdown_text"] = to_slack_markdown(markdown_text)
-        if chunks:
-            content["chunks"] = chunks
-        if self._stream_ts is None:
-            self._start_stream(content)
+        if self._queue and self._queue[-1]["type"] == "markdown_text":
+            self._queue[-1] = {"type": "markdown_text", "text": self._queue[-1]["text"] + text}
         else:
-            try:
-                self._client.chat_appendStream(channel=self._channel, ts=self._stream_ts, **content)
-            except SlackApiError as error:
-                if error.response.get("error") != "message_not_in_streaming_state":
-                    raise
-                self._stream_ts = None  # Slack cut it: continue in a new message
-                self._start_stream(content)
-        if markdown_text:
-            self._stream_chars += len(markdown_text)
-            self._shown += markdown_text
+            self._queue.append({"type": "markdown_text", "text": text})
 
-    def _start_stream(self, content: dict[str, Any]) -> None:
-        reopened = [step for key, step in self._open_steps.items() if step not in content.get("chunks", [])]
-        if reopened:
-            content = {**content, "chunks": [*reopened, *content.get("chunks", [])]}
-        answer = self._client.chat_startStream(
-            channel=self._channel, thread_ts=self._thread_ts, **self._recipient, **content
-        )
-        self._stream_ts = str(answer["ts"])
-        self._stream_started = self._clock()
-        self._stream_chars = 0
+    def _show_step(self, call_id: str) -> None:
+        if self._fallback:
+            self._show_card(call_id)
+        else:
+            self._queue.append(_task_update(call_id, self._steps[call_id]))
 
-    def _roll_over(self) -> None:
-        """Stop this streamed message and continue in a new one."""
-        in_code_block = self._shown.count("```") % 2 == 1
-        self._stop_stream(close_code_block=in_code_block, open_steps_output=CONTINUED)
-        self._start_stream({"markdown_text": "```\n"} if in_code_block else {})
+    def _stream(self) -> _Message | None:
+        """The message streaming now, if any."""
+        last = self._messages[-1] if self._messages else None
+        return last if last is not None and last.streaming else None
 
-    def _stop_stream(self, close_code_block: bool = False, open_steps_output: str | None = None) -> None:
-        if self._stream_ts is None:
-            return
-        ts, self._stream_ts = self._stream_ts, None
-        # Never leave a step pending when a stream stops: Slack shows it as failed.
-        closing = [dict(step, status="complete") for step in self._open_steps.values()]
-        if open_steps_output:
-            closing = [dict(step, output=open_steps_output) for step in closing]
+    def _send_queue(self) -> None:
+        """Send every queued chunk, rolling over as the limits require."""
+        while self._queue and not self._fallback:
+            stream = self._stream()
+            if stream is not None and (
+                time.time() - stream.started_at >= self._limits.stream_seconds
+                or len(stream.text) >= self._room
+            ):
+                self._roll_over(stream)
+                continue
+            used = len(stream.text) if stream is not None else len(_text_of(self._carry))
+            batch, size = self._next_batch(used)
+            if not batch:
+                assert stream is not None  # a new message always takes some text
+                self._roll_over(stream)  # the next text starts a new message
+            elif stream is None:
+                self._start_stream(batch, size)
+            else:
+                self._append_stream(stream, batch, size)
+
+    def _next_batch(self, used: int) -> tuple[list[dict[str, Any]], int]:
+        """The queue's first chunks that fit a message holding ``used`` characters; their text's size."""
+        batch: list[dict[str, Any]] = []
+        size = 0
+        for chunk in self._queue[:MAX_CHUNKS_PER_CALL]:
+            if chunk["type"] != "markdown_text":
+                batch.append(chunk)
+                continue
+            fits = cut_point(chunk["text"], self._room, used + size)
+            if fits:
+                batch.append({"type": "markdown_text", "text": chunk["text"][:fits]})
+                size += fits
+            if fits < len(chunk["text"]):
+                break
+        return batch, size
+
+    def _taken(self, batch: list[dict[str, Any]]) -> None:
+        """Slack took ``batch``, the head of the queue (its last text maybe in part)."""
+        self._shown_in_stream(batch)
+        count = len(batch)
+        last, head = batch[-1], self._queue[count - 1]
+        if last["type"] == "markdown_text" and len(last["text"]) < len(head["text"]):
+            self._queue[count - 1] = {"type": "markdown_text", "text": head["text"][len(last["text"]) :]}
+            count -= 1
+        del self._queue[:count]
+        self._last_append = time.time()
+
+    def _start_stream(self, batch: list[dict[str, Any]], size: int) -> None:
+        chunks = self._carry + batch
         try:
-            self._client.chat_stopStream(
-                channel=self._channel,
-                ts=ts,
-                markdown_text="\n```" if close_code_block else None,
-                chunks=closing or None,
+            answer = self._client.chat_startStream(
+                channel=self._channel, thread_ts=self._thread_ts, chunks=chunks, **self._recipient
             )
+        except SlackApiError as error:
+            code = error.response.get("error")
+            if code == "msg_too_long":
+                self._shrink_room(size // 2, error)
+                return
+            if code == "ratelimited":
+                raise
+            log.info("slack_streaming_unavailable", error=code)
+            self._fall_back()
+            return
+        self._messages.append(
+            _Message(
+                ts=str(answer["ts"]),
+                streamed=True,
+                streaming=True,
+                started_at=time.time(),
+                text=_text_of(chunks),
+                content=size,
+            )
+        )
+        self._shown_in_stream(self._carry)
+        self._carry = []
+        self._status_at = None
+        self._taken(batch)
+
+    def _append_stream(self, stream: _Message, batch: list[dict[str, Any]], size: int) -> None:
+        try:
+            self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=batch)
+        except SlackApiError as error:
+            code = error.response.get("error")
+            if code == "message_not_in_streaming_state":
+                self._roll_over(stream, already_cut=True)
+                return
+            if code == "msg_too_long":
+                self._shrink_room((len(stream.text) + size) // 2, error)
+                self._roll_over(stream)
+                return
+            raise
+        stream.text += _text_of(batch)
+        stream.content += size
+        self._taken(batch)
+
+    def _shrink_room(self, room: int, error: SlackApiError) -> None:
+        """Slack refused a message this long: keep messages shorter from now on."""
+        if room < MIN_MESSAGE_CHARS:
+            raise error
+        self._room = min(self._room, room)
+
+    def _shown_in_stream(self, chunks: list[dict[str, Any]]) -> None:
+        """Slack took ``chunks``: keep track of the steps it shows running."""
+        for chunk in chunks:
+            if chunk["type"] != "task_update":
+                continue
+            if chunk["status"] == "in_progress":
+                self._running[chunk["id"]] = chunk
+            else:
+                self._running.pop(chunk["id"], None)
+
+    def _roll_over(self, stream: _Message, already_cut: bool = False) -> None:
+        """Stop ``stream`` (unless Slack already cut it) and carry on in a new message."""
+        closing, opening = seam(stream.text)
+        running = list(self._running.values())
+        if already_cut:
+            stream.streaming = False
+            self._running = {}
+        else:
+            self._stop(stream, closing, running_output=CONTINUED)
+        self._carry = running + ([{"type": "markdown_text", "text": opening}] if opening else [])
+
+    def _stop(self, stream: _Message, closing: str = "", running_output: str | None = None) -> None:
+        """Stop a stream, closing every step it shows running (Slack would show it failed)."""
+        closed = [
+            {**chunk, "status": "complete", **({"output": running_output} if running_output else {})}
+            for chunk in self._running.values()
+        ]
+        text = [{"type": "markdown_text", "text": closing}] if closing else []
+        try:
+            if self._call_stop(stream, text + closed):
+                stream.text += closing
+        except SlackApiError as error:
+            if error.response.get("error") != "msg_too_long" or not text:
+                raise
+            self._call_stop(stream, closed)
+        stream.streaming = False
+        self._running = {}
+
+    def _call_stop(self, stream: _Message, chunks: list[dict[str, Any]]) -> bool:
+        """chat.stopStream; False when Slack had already cut the stream."""
+        try:
+            self._client.chat_stopStream(channel=self._channel, ts=stream.ts, chunks=chunks or None)
         except SlackApiError as error:
             if error.response.get("error") != "message_not_in_streaming_state":
                 raise
+            return False
+        return True
 
-    def _edit(self) -> None:
-        rendered = to_slack_markdown(self._shown) or " "
-        if self._edit_ts is None:
-            answer = self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, markdown_text=rendered
-            )
-            self._edit_ts = str(answer["ts"])
+    # Falling back to posted and edited messages -----------------------------------
+
+    def _fall_back(self) -> None:
+        """From now on, post and edit: text already shown changed, or streams are refused."""
+        self._fallback = True
+        # Every step not shown in its final state yet continues as a card.
+        moved = {chunk["id"] for chunk in self._queue + self._carry if chunk["type"] == "task_update"}
+        moved |= set(self._running)
+        self._queue, self._carry = [], []
+        stream = self._stream()
+        if stream is not None:
+            self._stop(stream, running_output=CONTINUED_BELOW)
+        for key in self._steps:
+            if key in moved:
+                self._show_card(key)
+
+    def _show_card(self, call_id: str) -> None:
+        """A step's card, in the last message at the end of its text (in a new one if need be)."""
+        if any(call_id == key for message in self._messages for key, _ in message.cards):
+            return  # the card shows the step's new state at the next write
+        self._lay_out()  # so the last message's content is all the text before the step
+        last = self._messages[-1] if self._messages else None
+        if last is None or last.streamed or len(last.cards) >= MAX_CARDS_PER_MESSAGE:
+            last = _Message(ts="", streamed=False)
+            self._messages.append(last)
+        last.cards.append((call_id, last.content))
+
+    def _lay_out(self) -> tuple[str, list[tuple[int, int]]]:
+        """The answer as Slack Markdown, and where each message's text starts and ends in it.
+
+        Adds a message when the last one is full.
+        """
+        text = to_slack_markdown(self._answer)
+        bounds: list[tuple[int, int]] = []
+        start = 0
+        for message in self._messages[:-1]:
+            end = min(len(text), start + message.content)
+            bounds.append((start, end))
+            start = end
+        room = self._room - SEAM_ROOM
+        while True:
+            end = start + cut_point(text[start:], room)
+            bounds.append((start, end))
+            start = end
+            if start >= len(text):
+                break
+        while len(self._messages) < len(bounds):
+            self._messages.append(_Message(ts="", streamed=False))
+        for message, (start, end) in zip(self._messages, bounds):
+            message.content = end - start
+        return text, bounds
+
+    def _write_messages(self, force: bool) -> list[float]:
+        """Write each message that must show something new, each at most once per interval.
+
+        Returns:
+            When the messages left unwritten may be written. With ``force``,
+            waits for that instead and writes every one.
+        """
+        self._last_layout = time.time()
+        text, bounds = self._lay_out()
+        due: list[float] = []
+        for message, (start, end) in zip(self._messages, bounds):
+            fields = self._fields(message, text, start, end)
+            payload = None if fields is None else json.dumps(fields)
+            if payload is None or payload == message.written:
+                continue
+            ready_at = message.written_at + self._limits.update_interval if message.ts else 0.0
+            if time.time() < ready_at:
+                if not force:
+                    due.append(ready_at)
+                    continue
+                time.sleep(max(0.0, ready_at - time.time()))
+            self._write(message, fields, payload)
+        return due
+
+    def _fields(self, message: _Message, text: str, start: int, end: int) -> dict[str, Any] | None:
+        """What ``message`` must show; None when there is nothing new to show."""
+        if message.streamed:
+            piece = _piece(text, start, end)
+            if piece == message.text:
+                return None
+            return {"markdown_text": piece or EMPTIED}
+        blocks: list[dict[str, Any]] = []
+        cursor = start
+        for call_id, offset in message.cards:
+            at = min(end, max(cursor, start + offset))
+            if at > cursor:
+                blocks.append({"type": "markdown", "text": _piece(text, cursor, at)})
+            blocks.append(_task_card(call_id, self._steps[call_id]))
+            cursor = at
+        if end > cursor:
+            blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
+        if not blocks:
+            return None
+        summary = text[start:end] or ", ".join(self._steps[key]["title"] for key, _ in message.cards)
+        return {"blocks": blocks, "text": summary}
+
+    def _write(self, message: _Message, fields: dict[str, Any], payload: str) -> None:
+        if message.ts:
+            self._client.chat_update(channel=self._channel, ts=message.ts, **fields)
         else:
-            self._client.chat_update(channel=self._channel, ts=self._edit_ts, markdown_text=rendered)
+            answer = self._client.chat_postMessage(
+                channel=self._channel, thread_ts=self._thread_ts, **fields
+            )
+            message.ts = str(answer["ts"])
+            self._status_at = None
+        message.written, message.written_at = payload, time.time()
+        if message.streamed:
+            message.text = fields["markdown_text"]
 
 
-def summarize(value: Any, limit: int = 200) -> str:
-    """A short one-line summary of a tool's arguments or result."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+def summarize(value: Any, limit: int = SUMMARY_CHARS) -> str:
+    """A short one-line summary of a tool's arguments or result, secrets redacted."""
+    if value is None:
+        return ""
+    shown = redact(value)
+    text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False)
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _piece(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` standing on its own: a code block cut at either end is closed there."""
+    opening = seam(text[:start])[1] if start else ""
+    closing = seam(text[:end])[0] if end < len(text) else ""
+    return opening + text[start:end] + closing
+
+
+def _task_update(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
+    chunk = {"type": "task_update", "id": call_id, "title": step["title"], "status": step["status"]}
+    for key in ("details", "output"):
+        if step.get(key):
+            chunk[key] = step[key]
+    return chunk
+
+
+def _task_card(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
+    card = {"type": "task_card", "task_id": call_id, "title": step["title"], "status": step["status"]}
+    for key in ("details", "output"):
+        if step.get(key):
+            section = {"type": "rich_text_section", "elements": [{"type": "text", "text": step[key]}]}
+            card[key] = {"type": "rich_text", "elements": [section]}
+    return card
+
+
+def _text_of(chunks: list[dict[str, Any]]) -> str:
+    return "".join(chunk["text"] for chunk in chunks if chunk["type"] == "markdown_text")
+
+
+class _Timer:
+    """Calls ``action`` under ``lock`` at the time last set, from a thread of its own.
+
+    The thread starts when a time is first set and ends at ``close``; a time
+    set after ``close`` starts a new one. Call ``set`` and ``close`` holding
+    the lock.
+    """
+
+    def __init__(self, lock: threading.RLock, action: Callable[[], None]) -> None:
+        self._wake = threading.Condition(lock)
+        self._action = action
+        self._at: float | None = None
+        self._generation = 0
+        self._running = False
+
+    def set(self, at: float | None) -> None:
+        """Call the action at ``at`` (epoch seconds), or not at all (None)."""
+        self._at = at
+        if at is not None and not self._running:
+            self._running = True
+            threading.Thread(
+                target=self._run, args=(self._generation,), name="thread-reply-timer", daemon=True
+            ).start()
+        self._wake.notify_all()
+
+    def close(self) -> None:
+        """End the thread; it leaves once the lock is free."""
+        self._at = None
+        self._generation += 1
+        self._running = False
+        self._wake.notify_all()
+
+    def _run(self, generation: int) -> None:
+        with self._wake:
+            while generation == self._generation:
+                if self._at is None:
+                    self._wake.wait()
+                    continue
+                delay = self._at - time.time()
+                if delay > 0:
+                    self._wake.wait(delay)
+                    continue
+                self._at = None
+                self._action()

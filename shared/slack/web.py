@@ -23,10 +23,14 @@ from shared.settings import get_settings
 def slack_client() -> WebClient:
     """The process's WebClient (built on first use)."""
     settings = get_settings()
-    base_url = settings.slack_api_url if settings.slack_api_url.endswith("/") else settings.slack_api_url + "/"
+    return web_client(settings.slack_api_url, settings.slack_bot_token)
+
+
+def web_client(api_url: str, token: str) -> WebClient:
+    """A WebClient for the Web API at ``api_url``, retrying as every Kourier client does."""
     return WebClient(
-        token=settings.slack_bot_token,
-        base_url=base_url,
+        token=token,
+        base_url=api_url if api_url.endswith("/") else api_url + "/",
         timeout=30,
         retry_handlers=[
             ConnectionErrorRetryHandler(max_retry_count=2),

@@ -1,0 +1,317 @@
+"""A reply as the person sees it in Slack: ThreadReply, driven by ReplyAssembler, against the stand-in.
+
+Each test feeds agent events to the pure assembler and shows its changes
+with the real ThreadReply, through slack_sdk, to the stand-in process; then
+reads the thread back as a person sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+
+from slack_sdk import WebClient
+
+from local.slack_standin.client import SlackStandin
+from shared.core.model import StreamEvent
+from shared.core.redaction import REDACTED
+from shared.core.reply import ReplyAssembler
+from shared.slack.reply import ReplyLimits, ThreadReply
+from tests.core.reply_builders import call, chunk, result, text
+from tests.replies.support import (
+    CHANNEL,
+    bot_replies,
+    cards,
+    final_cards,
+    joined_answer,
+    seams_in_code,
+    shown_text,
+)
+
+FAST = ReplyLimits(stream_interval=0.05, update_interval=1.0)
+
+
+def new_reply(slack: WebClient, thread_ts: str, limits: ReplyLimits = FAST, person: bool = True) -> ThreadReply:
+    """A reply to Alice (or, without ``person``, to no one: a turn an alert started)."""
+    user, team = ("U0ALICE", "T0KOURIER") if person else (None, None)
+    return ThreadReply(slack, CHANNEL, thread_ts, user, team, limits)
+
+
+def play(reply: ThreadReply, assembler: ReplyAssembler, events: Iterable[StreamEvent], pause: float = 0.0) -> None:
+    """Show each event's changes, as the turn engine does."""
+    for event in events:
+        reply.show(assembler.feed(event))
+        time.sleep(pause)
+
+
+def lines(count: int, prefix: str = "line") -> list[str]:
+    """Numbered lines of text, each ending a line."""
+    return [f"{prefix} {index:04d} of the answer, some words to read.\n" for index in range(count)]
+
+
+def test_a_streamed_answer_shows_its_text_once_and_each_step_once(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    reply.working()
+    assert standin.thread_status(CHANNEL, thread_ts) is not None
+
+    play(reply, assembler, [
+        chunk("answer", text("Let me look. ")),
+        chunk("answer", call("call-1", "search", {"q": "weather"}), append=True),
+        chunk("answer", result("call-1", "search", {"sunny": True}), append=True),
+        chunk("answer", text("It is **sunny**."), append=True),
+    ])
+    reply.show(assembler.finish())
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    assert message.stream == "stopped"
+    assert shown_text(message) == "Let me look. It is **sunny**."
+    assert cards([message]) == [("call-1", "search", "complete")]
+    assert message.tasks[0].details == '{"q": "weather"}'
+    assert message.tasks[0].output == '{"sunny": true}'
+    assert standin.thread_status(CHANNEL, thread_ts) is None, "the answer clears the status"
+
+
+def test_an_answer_streamed_longer_than_the_rollover_limit_arrives_whole_in_order(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, ReplyLimits(stream_seconds=1.0, stream_interval=0.05))
+    assembler = ReplyAssembler()
+    before = lines(5)
+    code = ["```python\n", *lines(6, "    print")]
+    after = ["```\n", *lines(5, "after")]
+    answer = "".join(before + code + after)
+
+    play(reply, assembler, [chunk("answer", text(before[0]))])
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in before[1:] + code])
+    play(reply, assembler, [chunk("answer", call("call-1", "build"), append=True)])
+    time.sleep(1.5)  # past the limit, inside the code block, with a step running
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in after[:3]])
+    time.sleep(1.5)
+    play(reply, assembler, [chunk("answer", result("call-1", "build"), append=True)])
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in after[3:]])
+    reply.show(assembler.finish())
+    reply.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(messages) >= 3
+    assert all(message.stream == "stopped" for message in messages)
+    assert joined_answer(messages) == answer
+    assert seams_in_code(messages) >= 1, "the code block was closed and opened again"
+    assert "unfinished" not in [status for _, _, status in cards(messages)]
+    assert final_cards(messages) == {"call-1": "complete"}
+    assert messages[-1].task("call-1") is not None, "the running step went on in the continuation"
+
+
+def test_an_answer_larger_than_slacks_size_cap_arrives_whole_across_continuations(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    standin.configure(stream_max_chars=2_500)
+    reply = new_reply(slack, thread_ts)  # its own limit (11,000 characters) is above Slack's here
+    assembler = ReplyAssembler()
+    pieces = [*lines(60), "```\n", *lines(80, "    code"), "```\n", *lines(60, "end")]
+    answer = "".join(pieces)
+
+    play(reply, assembler, [chunk("answer", text(pieces[0]))])
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[1:]])
+    reply.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(answer) > 3 * 2_500 and len(messages) >= 4
+    assert all(len(message.text) <= 2_500 for message in messages)
+    assert joined_answer(messages) == answer
+    assert seams_in_code(messages) >= 1
+    assert any(call.error == "msg_too_long" for call in standin.calls())
+
+
+def test_an_answer_larger_than_the_message_limit_rolls_over_before_slack_refuses_it(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, ReplyLimits(message_chars=1_000, stream_interval=0.05))
+    assembler = ReplyAssembler()
+    answer = "".join(lines(100))
+
+    play(reply, assembler, [chunk("answer", text(answer))])  # one chunk larger than any message
+    reply.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(messages) >= 5
+    assert all(len(message.text) <= 1_000 for message in messages)
+    assert joined_answer(messages) == answer
+    assert not [call for call in standin.calls() if not call.ok]
+
+
+def test_a_stream_slack_already_cut_continues_in_a_new_message(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    standin.configure(stream_lifetime_seconds=1.0)
+    reply = new_reply(slack, thread_ts)  # rolls over only after 240 s: Slack cuts it first
+    assembler = ReplyAssembler()
+    first, second = "".join(lines(3)), "".join(lines(3, "later"))
+
+    play(reply, assembler, [chunk("answer", text(first)), chunk("answer", call("call-1", "wait"), append=True)])
+    time.sleep(1.5)
+    play(reply, assembler, [
+        chunk("answer", text(second), append=True),
+        chunk("answer", result("call-1", "wait"), append=True),
+    ])
+    reply.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(messages) == 2
+    assert joined_answer(messages) == first + second
+    assert final_cards(messages) == {"call-1": "complete"}
+    assert any(call.error == "message_not_in_streaming_state" for call in standin.calls())
+
+
+def test_text_already_shown_that_changes_is_edited_in_place_and_later_steps_are_task_cards(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+
+    play(reply, assembler, [
+        chunk("answer", call("call-1", "search"), text("A draft that the agent ")),
+        chunk("answer", result("call-1", "search"), append=True),
+        chunk("answer", text("will take back."), append=True),
+    ], pause=0.1)
+    play(reply, assembler, [
+        chunk("answer", call("call-1", "search"), result("call-1", "search"), text("The final answer.")),
+        chunk("other", call("call-2", "fetch")),
+        chunk("answer", text(" More after the fetch."), append=True),
+        chunk("other", result("call-2", "fetch", {"error": "timed out"}), append=True),
+    ])
+    reply.show(assembler.finish())
+    reply.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    streamed, posted = messages
+    assert streamed.stream == "stopped" and streamed.edited
+    assert shown_text(streamed) == "The final answer."
+    assert joined_answer(messages) == "The final answer. More after the fetch."
+    assert cards(messages) == [("call-1", "search", "complete"), ("call-2", "fetch", "error")]
+    assert [block["type"] for block in posted.blocks] == ["task_card", "markdown"]
+    assert "chat.update" in [call.method for call in standin.calls()]
+
+
+def test_where_no_stream_can_start_the_reply_is_posted_and_edited_at_most_once_a_second(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, person=False)  # a channel stream needs a person
+    assembler = ReplyAssembler()
+    pieces = lines(60)
+    started = time.monotonic()
+
+    play(reply, assembler, [chunk("answer", text(pieces[0]))])
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[1:20]], pause=0.05)
+    play(reply, assembler, [chunk("answer", call("call-1", "lookup", {"id": 7}), append=True)], pause=0.05)
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[20:40]], pause=0.05)
+    play(reply, assembler, [chunk("answer", result("call-1", "lookup", {"found": 1}), append=True)])
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[40:]], pause=0.05)
+    reply.show(assembler.finish())
+    reply.finish()
+    elapsed = time.monotonic() - started
+
+    [message] = bot_replies(standin, thread_ts)
+    assert message.stream is None
+    assert [block["type"] for block in message.blocks] == ["markdown", "task_card", "markdown"]
+    assert message.blocks[0]["text"] == "".join(pieces[:20])
+    assert joined_answer([message]) == "".join(pieces), "the last state was written"
+    assert cards([message]) == [("call-1", "lookup", "complete")]
+    updates = standin.calls("chat.update")
+    assert 1 <= len(updates) <= elapsed + 2, f"{len(updates)} updates in {elapsed:.1f} s"
+    assert not standin.calls("chat.startStream")
+
+
+def test_rate_limited_calls_wait_for_retry_after_and_lose_or_reorder_nothing(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    standin.set_rate_limit("chat.appendStream", 1, 1.0)
+    reply = new_reply(slack, thread_ts, ReplyLimits())  # appends every 0.6 s: every other one is refused
+    assembler = ReplyAssembler()
+    pieces = lines(30)
+
+    play(reply, assembler, [chunk("answer", text(pieces[0]))])
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[1:15]], pause=0.1)
+    play(reply, assembler, [chunk("answer", call("call-1", "sum"), append=True)], pause=0.1)
+    play(reply, assembler, [chunk("answer", result("call-1", "sum"), append=True)], pause=0.1)
+    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[15:]], pause=0.1)
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    assert shown_text(message) == "".join(pieces)
+    assert final_cards([message]) == {"call-1": "complete"}
+    streaming = [call for call in standin.calls() if call.method.startswith("chat.") and "Stream" in call.method]
+    assert [call for call in streaming if call.status_code == 429], "Slack answered 429"
+    taken = "".join(
+        chunk["text"]
+        for call in streaming
+        if call.ok
+        for chunk in call.params.get("chunks") or []
+        if chunk["type"] == "markdown_text"
+    )
+    assert taken == "".join(pieces), "each piece was taken once, in order"
+
+
+def test_the_status_is_set_again_while_nothing_is_posted_and_never_after(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, ReplyLimits(status_refresh=0.5, stream_interval=0.05))
+
+    reply.working()
+    standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 3, timeout=30)
+    reply.append("Here it is.")
+    reply.finish()
+    time.sleep(1.0)
+
+    calls = [call.method for call in standin.calls()]
+    assert calls.index("chat.startStream") > max(
+        index for index, method in enumerate(calls) if method == "assistant.threads.setStatus"
+    ), "no status once the answer is posted"
+
+
+def test_another_function_continues_the_same_streamed_message_from_the_state(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    first = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(first, assembler, [
+        chunk("answer", text("Part one:\n")),
+        chunk("answer", call("call-1", "slow"), append=True),
+        chunk("answer", text("| a | b |\n|---|---|\n| 1 | 2 |\n"), append=True),
+    ])
+    first.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+
+    second = new_reply(slack, thread_ts)
+    second.restore(state["slack"])
+    assembler = ReplyAssembler.from_state(state["reply"])
+    play(second, assembler, [
+        chunk("answer", result("call-1", "slow"), append=True),
+        chunk("answer", text("part two."), append=True),
+    ])
+    second.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    assert shown_text(message) == "Part one:\n```\na | b\n--+--\n1 | 2\n```\npart two."
+    assert cards([message]) == [("call-1", "slow", "complete")]
+
+
+def test_step_summaries_hide_secrets(standin: SlackStandin, slack: WebClient, thread_ts: str) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+
+    play(reply, assembler, [
+        chunk("answer", call("call-1", "deploy", {"service": "api", "api_key": "k-12345"})),
+        chunk("answer", result("call-1", "deploy", {"log": "used token xoxb-1111-2222-abcdefgh"}), append=True),
+    ])
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    [card] = message.tasks
+    assert card.details == f'{{"service": "api", "api_key": "{REDACTED}"}}'
+    assert card.output == f'{{"log": "used token {REDACTED}"}}'
