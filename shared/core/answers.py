@@ -115,7 +115,12 @@ class ApprovalLedger:
         return self._last_actor
 
     def decide(
-        self, tool: int | None, approved: bool, actor: Actor, at: datetime, approvers: Collection[str]
+        self,
+        tool: int | None,
+        approved: bool,
+        actor: Actor,
+        at: datetime,
+        approvers: Collection[str],
     ) -> list[Decision]:
         """A person approves or rejects one tool, or every open tool.
 
@@ -146,10 +151,17 @@ class ApprovalLedger:
         """Agent Kourier denies every open tool: at the timeout, or when the Binding allows none."""
         if denial is Denial.APPROVER:
             raise ValueError("a person's denial goes through decide")
-        return self._record(list(range(len(self.pause.tools))), False, denial, kourier_actor(platform), at)
+        return self._record(
+            list(range(len(self.pause.tools))), False, denial, kourier_actor(platform), at
+        )
 
     def _record(
-        self, positions: list[int], approved: bool, denial: Denial | None, actor: Actor, at: datetime
+        self,
+        positions: list[int],
+        approved: bool,
+        denial: Denial | None,
+        actor: Actor,
+        at: datetime,
     ) -> list[Decision]:
         made = []
         for position in positions:
@@ -180,7 +192,7 @@ class ApprovalLedger:
 
 
 class AnswerSheet:
-    """The answers to one question pause (structured, or a text question), collected until complete."""
+    """The answers to one question pause (structured, or a text question), until complete."""
 
     def __init__(self, pause: AskUserRequest | TextQuestion) -> None:
         self.pause = pause
@@ -232,7 +244,7 @@ class AnswerSheet:
         return self._set(question, (asked.choices[choice],), actor, at)
 
     def pick(self, question: int, choices: Sequence[int]) -> bool:
-        """Someone changes the choices picked in a multiple-choice question; False if nothing changed."""
+        """Someone changes the picks of a multiple-choice question; False if nothing changed."""
         asked = self._question(question)
         if not asked.multiple or not all(0 <= choice < len(asked.choices) for choice in choices):
             raise ValueError(f"question {question} has no choices {list(choices)}")
@@ -255,10 +267,12 @@ class AnswerSheet:
             return False
         if not self.picked(question):
             raise RefusedClick(notices.PICK_A_CHOICE)
-        return self._set(question, tuple(asked.choices[i] for i in self.picked(question)), actor, at)
+        return self._set(
+            question, tuple(asked.choices[i] for i in self.picked(question)), actor, at
+        )
 
     def write(self, texts: Mapping[int, str], actor: Actor, at: datetime) -> bool:
-        """Someone submits free-text answers (the modal); questions already answered keep their answer.
+        """Someone submits free-text answers (the modal); answered questions keep their answer.
 
         Raises:
             RefusedClick: An answer is blank.
@@ -268,11 +282,13 @@ class AnswerSheet:
                 raise ValueError(f"question {question} is not a free-text question")
             if not text.strip():
                 raise RefusedClick(notices.ANSWER_BLANK)
-        changed = [self._set(question, (text,), actor, at) for question, text in sorted(texts.items())]
+        changed = [
+            self._set(question, (text,), actor, at) for question, text in sorted(texts.items())
+        ]
         return any(changed)
 
     def reply(self, text: str, actor: Actor, at: datetime) -> bool:
-        """A reply in the thread answers the first free-text question still open; False if none is."""
+        """A thread reply answers the first open free-text question; False if none is open."""
         if self.closed or not text.strip():
             return False
         for index, question in enumerate(self.questions):
@@ -305,7 +321,12 @@ class AnswerSheet:
         return {
             "pause": pause_to_dict(self.pause),
             "answers": [
-                {"question": q, "values": list(a.values), "actor": _actor_to_dict(a.actor), "at": a.at.isoformat()}
+                {
+                    "question": q,
+                    "values": list(a.values),
+                    "actor": _actor_to_dict(a.actor),
+                    "at": a.at.isoformat(),
+                }
                 for q, a in sorted(self._answers.items())
             ],
             "picks": [{"question": q, "choices": list(c)} for q, c in sorted(self._picks.items())],
@@ -314,11 +335,15 @@ class AnswerSheet:
         }
 
     @classmethod
-    def _from_dict(cls, pause: AskUserRequest | TextQuestion, stored: Mapping[str, Any]) -> AnswerSheet:
+    def _from_dict(
+        cls, pause: AskUserRequest | TextQuestion, stored: Mapping[str, Any]
+    ) -> AnswerSheet:
         sheet = cls(pause)
         for entry in stored["answers"]:
             at = datetime.fromisoformat(entry["at"])
-            sheet._answers[entry["question"]] = Answer(tuple(entry["values"]), Actor(**entry["actor"]), at)
+            sheet._answers[entry["question"]] = Answer(
+                tuple(entry["values"]), Actor(**entry["actor"]), at
+            )
         sheet._picks = {entry["question"]: tuple(entry["choices"]) for entry in stored["picks"]}
         timed_out_at = stored["timed_out_at"]
         sheet._timed_out_at = None if timed_out_at is None else datetime.fromisoformat(timed_out_at)
@@ -392,22 +417,31 @@ def answer_message(progress: Progress, message_id: str) -> OutgoingMessage:
     if actor is None:
         raise IncompleteAnswer("no one has answered")
     task = progress.pause.task
-    send = {"message_id": message_id, "task_id": task.task_id, "context_id": task.context_id}
+    metadata: dict[str, Any] = {}
     if isinstance(progress, ApprovalLedger):
         payload = tool_approval_response(progress)
         denied = any(not approval["approved"] for approval in payload["approvals"])
         text = "rejected" if denied else "approved"
-        return OutgoingMessage(text=text, actor=actor, extension_metadata={HITL_EXTENSION: payload}, **send)
-    if isinstance(progress.pause, TextQuestion):
+        metadata = {HITL_EXTENSION: payload}
+    elif isinstance(progress.pause, TextQuestion):
         [values] = _checked_answers(progress)
-        return OutgoingMessage(text=values[0], actor=actor, **send)
-    payload = ask_user_response(progress)
-    text = ";".join(",".join(entry["answer"]) for entry in payload["answers"])
-    return OutgoingMessage(text=text, actor=actor, extension_metadata={HITL_EXTENSION: payload}, **send)
+        text = values[0]
+    else:
+        payload = ask_user_response(progress)
+        text = ";".join(",".join(entry["answer"]) for entry in payload["answers"])
+        metadata = {HITL_EXTENSION: payload}
+    return OutgoingMessage(
+        message_id=message_id,
+        text=text,
+        context_id=task.context_id,
+        task_id=task.task_id,
+        actor=actor,
+        extension_metadata=metadata,
+    )
 
 
 def audit_record(request: ToolApprovalRequest, decision: Decision) -> dict[str, Any]:
-    """The audit log's record of one decision: who, which tool with which arguments, what and why, when.
+    """The audit record of one decision: who, which tool with which arguments, what, why, when.
 
     The arguments are those the approver saw, with secrets redacted.
     """

@@ -61,7 +61,9 @@ def cleaned(text: str) -> str:
 
 def one_line(text: str) -> str:
     """Display text for a heading: cleaned, with control characters and surrogates dropped."""
-    kept = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cs"))
+    kept = "".join(
+        ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cs")
+    )
     return cleaned(kept)
 
 
@@ -78,7 +80,9 @@ def string_problem(text: str) -> str | None:
 
 def key_problem(key: str) -> str | None:
     """Why an object key cannot be shown exactly, or None."""
-    return string_problem(key) or ("characters or spacing that cleaning would change" if cleaned(key) != key else None)
+    return string_problem(key) or (
+        "characters or spacing that cleaning would change" if cleaned(key) != key else None
+    )
 
 
 def name_problem(name: str) -> str | None:

@@ -37,7 +37,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from shared.core import notices
-from shared.core.cleaning import name_problem, one_line, shown_json, slack_length, string_problem, value_problem
+from shared.core.cleaning import (
+    name_problem,
+    one_line,
+    shown_json,
+    slack_length,
+    string_problem,
+    value_problem,
+)
 from shared.core.digest import digest
 from shared.core.model import HITL_EXTENSION, Message, TaskState, TaskStatus, TextPart
 from shared.core.redaction import redact
@@ -48,7 +55,7 @@ MAX_TOOLS = 20
 MAX_QUESTIONS = 20
 MAX_CHOICES = 100
 MAX_ITEM_TEXT = 3000
-"""Slack's limit for one section's text: a tool's name and shown arguments together, or a question."""
+"""Slack's limit for one section's text: a tool's name and shown arguments, or a question."""
 MAX_CHOICE_TEXT = 75
 """Slack's limit for a button's or an option's text: one choice."""
 ADK_HINT_START = "Please approve or reject the tool call"
@@ -119,7 +126,9 @@ class ToolApprovalRequest:
     @property
     def name(self) -> str:
         """Names this pause: its task and its tools' IDs."""
-        return json.dumps([self.task.task_id, "tool_approval_request", [tool.id for tool in self.tools]])
+        return json.dumps(
+            [self.task.task_id, "tool_approval_request", [tool.id for tool in self.tools]]
+        )
 
     @property
     def key(self) -> str:
@@ -199,7 +208,9 @@ class Unusable:
 Pause = ToolApprovalRequest | AskUserRequest | TextQuestion
 
 
-def read_pause(dialect: Dialect, task_id: str | None, context_id: str | None, status: TaskStatus) -> Pause | Unusable:
+def read_pause(
+    dialect: Dialect, task_id: str | None, context_id: str | None, status: TaskStatus
+) -> Pause | Unusable:
     """The question or approval a task asks for by pausing in input-required.
 
     Args:
@@ -243,14 +254,32 @@ def pause_to_dict(pause: Pause) -> dict[str, Any]:
     """
     task = {"task_id": pause.task.task_id, "context_id": pause.task.context_id}
     if isinstance(pause, TextQuestion):
-        return {"type": "text", "task": task, "text": pause.text, "message_id": pause.message_id, "timestamp": pause.timestamp}
+        return {
+            "type": "text",
+            "task": task,
+            "text": pause.text,
+            "message_id": pause.message_id,
+            "timestamp": pause.timestamp,
+        }
     nested = None if pause.nested is None else vars(pause.nested).copy()
     common = {"task": task, "hint": pause.hint, "nested": nested, "fingerprint": pause.fingerprint}
     if isinstance(pause, ToolApprovalRequest):
-        tools = [{"id": t.id, "name": t.name, "args_json": json.dumps(t.args), "call_id": t.call_id} for t in pause.tools]
+        tools = [
+            {"id": t.id, "name": t.name, "args_json": json.dumps(t.args), "call_id": t.call_id}
+            for t in pause.tools
+        ]
         return {"type": "tool_approval_request", "tools": tools, **common}
-    questions = [{"text": q.text, "choices": list(q.choices), "multiple": q.multiple} for q in pause.questions]
-    return {"type": "ask_user_request", "id": pause.id, "answer_id": pause.answer_id, "questions": questions, **common}
+    questions = [
+        {"text": q.text, "choices": list(q.choices), "multiple": q.multiple}
+        for q in pause.questions
+    ]
+    return {
+        "type": "ask_user_request",
+        "id": pause.id,
+        "answer_id": pause.answer_id,
+        "questions": questions,
+        **common,
+    }
 
 
 def pause_from_dict(stored: Mapping[str, Any]) -> Pause:
@@ -261,12 +290,21 @@ def pause_from_dict(stored: Mapping[str, Any]) -> Pause:
     nested = None if stored["nested"] is None else SubAgent(**stored["nested"])
     if stored["type"] == "tool_approval_request":
         tools = tuple(
-            ApprovalTool(t["id"], t["name"], json.loads(t["args_json"]), t["call_id"]) for t in stored["tools"]
+            ApprovalTool(t["id"], t["name"], json.loads(t["args_json"]), t["call_id"])
+            for t in stored["tools"]
         )
         return ToolApprovalRequest(task, tools, stored["hint"], nested, stored["fingerprint"])
-    questions = tuple(Question(q["text"], tuple(q["choices"]), q["multiple"]) for q in stored["questions"])
+    questions = tuple(
+        Question(q["text"], tuple(q["choices"]), q["multiple"]) for q in stored["questions"]
+    )
     return AskUserRequest(
-        task, stored["id"], stored["answer_id"], questions, stored["hint"], nested, stored["fingerprint"]
+        task,
+        stored["id"],
+        stored["answer_id"],
+        questions,
+        stored["hint"],
+        nested,
+        stored["fingerprint"],
     )
 
 
@@ -318,7 +356,9 @@ def _approval(task: PausedTask, payload: Mapping[str, Any]) -> ToolApprovalReque
 
 
 def _tools(items: list[Any], where: str) -> tuple[ApprovalTool, ...]:
-    tools = tuple(_tool(_object(item, f"{where}[{i}]"), f"{where}[{i}]") for i, item in enumerate(items))
+    tools = tuple(
+        _tool(_object(item, f"{where}[{i}]"), f"{where}[{i}]") for i, item in enumerate(items)
+    )
     if len({tool.id for tool in tools}) != len(tools):
         raise _Broken(f"{where}: two tools with the same id")
     return tools
@@ -348,7 +388,10 @@ def _tool(obj: Mapping[str, Any], where: str) -> ApprovalTool:
 def _questions(task: PausedTask, payload: Mapping[str, Any]) -> AskUserRequest:
     request_id = _id(payload, "the request")
     items = _list(payload.get("questions"), "questions", 1, MAX_QUESTIONS)
-    questions = tuple(_question(_object(item, f"questions[{i}]"), f"questions[{i}]") for i, item in enumerate(items))
+    questions = tuple(
+        _question(_object(item, f"questions[{i}]"), f"questions[{i}]")
+        for i, item in enumerate(items)
+    )
     nested = payload.get("nested")
     subagent = None
     answer_id = request_id
@@ -360,7 +403,9 @@ def _questions(task: PausedTask, payload: Mapping[str, Any]) -> AskUserRequest:
         if ask_user.get("name") != "ask_user":
             raise _Broken("a nested question needs its one nested tool named ask_user")
         answer_id = _id(ask_user, "nested.tools[0]")
-    return AskUserRequest(task, request_id, answer_id, questions, _hint(payload), subagent, digest(payload))
+    return AskUserRequest(
+        task, request_id, answer_id, questions, _hint(payload), subagent, digest(payload)
+    )
 
 
 def _question(obj: Mapping[str, Any], where: str) -> Question:

@@ -23,8 +23,10 @@ A prompt that cannot fit in one message is ``Unusable`` rather than cut:
 at most ``MAX_BLOCKS`` blocks and ``TEXT_BUDGET`` characters of text, with
 ``BLOCK_OVERHEAD`` counted for each block (Slack rejects messages past about
 12,000 characters of block text with ``msg_blocks_too_long``; bolt-js
-issues 2509 and 2867). The check also makes room for every outcome line a
-later form adds, so an update always fits when the first post did.
+issues 2509 and 2867). The check also makes room for every block and
+line a later form adds (who decided what, the timeout, the picks shown
+again in a multiple-choice question), so an update always fits when the
+first post did.
 
 Every interactive element carries all a click needs in its action_id,
 ``hitl:<key>:<verb>[:<n>[:<m>]]``, where ``key`` names the pause (the
@@ -141,7 +143,9 @@ class TextsWritten:
     texts: Mapping[int, str]
 
 
-Interaction = ToolDecided | ChoiceChosen | ChoicesPicked | ChoicesSubmitted | AnswerFormOpened | TextsWritten
+Interaction = (
+    ToolDecided | ChoiceChosen | ChoicesPicked | ChoicesSubmitted | AnswerFormOpened | TextsWritten
+)
 
 
 @dataclass(frozen=True)
@@ -165,18 +169,25 @@ def render_prompt(progress: Progress) -> Prompt | Unusable:
     """
     if isinstance(progress, ApprovalLedger):
         blocks = _approval_blocks(progress)
-        outcome_lines, extra_blocks = len(progress.pause.tools), 0
+        extra_blocks, extra_text = 0, OUTCOME_RESERVE * sum(d is None for d in progress.decisions)
         text = progress.pause.heading
     elif isinstance(progress.pause, TextQuestion):
         blocks = _text_question_blocks(progress, progress.pause)
-        outcome_lines, extra_blocks = 1, 0
+        extra_blocks, extra_text = 0, (0 if progress.closed else OUTCOME_RESERVE)
         text = progress.pause.text
     else:
         blocks = _question_blocks(progress, progress.pause)
-        free_text = sum(question.free_text for question in progress.questions)
-        outcome_lines, extra_blocks = len(progress.questions) + 1, free_text + 1
+        still_open = (
+            []
+            if progress.closed
+            else [i for i in range(len(progress.questions)) if progress.answer(i) is None]
+        )
+        closing = 0 if progress.closed else 1
+        extra_blocks = sum(progress.questions[i].free_text for i in still_open) + closing
+        extra_text = OUTCOME_RESERVE * closing
+        extra_text += sum(_question_reserve(progress, i) for i in still_open)
         text = progress.pause.heading
-    problem = _unfit(blocks, outcome_lines, extra_blocks)
+    problem = _unfit(blocks, extra_blocks, extra_text)
     if problem is not None:
         return Unusable(problem)
     return Prompt(blocks, _cut(one_line(text), MAX_HEADER_TEXT))
@@ -216,7 +227,7 @@ def answer_modal(sheet: AnswerSheet) -> dict[str, Any] | None:
 
 
 def modal_errors(texts: Mapping[int, str], sentence: str) -> dict[str, Any]:
-    """The view_submission answer that keeps the modal open and shows ``sentence`` under each blank input."""
+    """The view_submission answer that keeps the modal open, ``sentence`` under each blank input."""
     return {
         "response_action": "errors",
         "errors": {f"q{index}": sentence for index, text in texts.items() if not text.strip()},
@@ -258,17 +269,27 @@ def _question_blocks(sheet: AnswerSheet, request: AskUserRequest) -> list[dict[s
         blocks.append(section)
         if answer is not None:
             shown = _cut(", ".join(answer.values), MAX_SHOWN_ANSWER)
-            blocks.append(_context(_mrkdwn(notices.ANSWERED_BY.format(who=_mention(answer.actor))), _plain(shown)))
+            blocks.append(
+                _context(
+                    _mrkdwn(notices.ANSWERED_BY.format(who=_mention(answer.actor))), _plain(shown)
+                )
+            )
         elif open_question and question.multiple:
-            blocks.append(_actions([_button(notices.SUBMIT, _action_id(key, "submit", index), "primary")]))
+            blocks.append(
+                _actions([_button(notices.SUBMIT, _action_id(key, "submit", index), "primary")])
+            )
         elif open_question and not question.free_text:
             buttons = [
                 _button(choice, _action_id(key, "choose", index, position))
                 for position, choice in enumerate(question.choices)
             ]
-            blocks += [_actions(buttons[i : i + MAX_BUTTONS]) for i in range(0, len(buttons), MAX_BUTTONS)]
+            blocks += [
+                _actions(buttons[i : i + MAX_BUTTONS]) for i in range(0, len(buttons), MAX_BUTTONS)
+            ]
     if _open_free_text(sheet):
-        blocks.append(_actions([_button(notices.WRITE_ANSWER, _action_id(key, "write"), "primary")]))
+        blocks.append(
+            _actions([_button(notices.WRITE_ANSWER, _action_id(key, "write"), "primary")])
+        )
         blocks.append(_context(_plain(notices.REPLY_ALSO_ANSWERS)))
     if sheet.timed_out_at is not None:
         blocks.append(_context(_plain(notices.QUESTION_TIMED_OUT)))
@@ -279,7 +300,11 @@ def _open_free_text(sheet: AnswerSheet) -> list[int]:
     """The positions of the free-text questions still open."""
     if sheet.closed:
         return []
-    return [i for i, question in enumerate(sheet.questions) if question.free_text and sheet.answer(i) is None]
+    return [
+        i
+        for i, question in enumerate(sheet.questions)
+        if question.free_text and sheet.answer(i) is None
+    ]
 
 
 def _text_question_blocks(sheet: AnswerSheet, question: TextQuestion) -> list[dict[str, Any]]:
@@ -295,7 +320,10 @@ def _text_question_blocks(sheet: AnswerSheet, question: TextQuestion) -> list[di
 
 
 def _picker(key: str, index: int, question: Question, picked: tuple[int, ...]) -> dict[str, Any]:
-    options = [{"text": _plain(choice), "value": str(position)} for position, choice in enumerate(question.choices)]
+    options = [
+        {"text": _plain(choice), "value": str(position)}
+        for position, choice in enumerate(question.choices)
+    ]
     element: dict[str, Any] = {"action_id": _action_id(key, "pick", index), "options": options}
     if len(options) <= MAX_CHECKBOXES:
         element["type"] = "checkboxes"
@@ -312,7 +340,10 @@ def _tool_block(tool: ApprovalTool) -> dict[str, Any]:
         "type": "rich_text",
         "elements": [
             {"type": "rich_text_section", "elements": [name]},
-            {"type": "rich_text_preformatted", "elements": [{"type": "text", "text": tool.shown_args}]},
+            {
+                "type": "rich_text_preformatted",
+                "elements": [{"type": "text", "text": tool.shown_args}],
+            },
         ],
     }
 
@@ -326,11 +357,23 @@ def _decision_line(decision: Decision) -> str:
     return line.format(who=_mention(decision.actor))
 
 
-def _unfit(blocks: list[dict[str, Any]], outcome_lines: int, extra_blocks: int) -> str | None:
+def _question_reserve(sheet: AnswerSheet, index: int) -> int:
+    """The most text an open question's later forms may add: its outcome, or its picks again."""
+    question = sheet.questions[index]
+    if not question.multiple:
+        return OUTCOME_RESERVE
+    lengths = [slack_length(choice) for choice in question.choices]
+    picked = sheet.picked(index)
+    unpicked = sum(length for position, length in enumerate(lengths) if position not in picked)
+    picker = sum(lengths) + sum(lengths[position] for position in picked)
+    return max(unpicked, OUTCOME_RESERVE - picker, 0)
+
+
+def _unfit(blocks: list[dict[str, Any]], extra_blocks: int, extra_text: int) -> str | None:
     count = len(blocks) + extra_blocks
     if count > MAX_BLOCKS:
         return f"the prompt needs {count} blocks; a message holds {MAX_BLOCKS}"
-    size = _text_size(blocks) + OUTCOME_RESERVE * outcome_lines + BLOCK_OVERHEAD * count
+    size = _text_size(blocks) + extra_text + BLOCK_OVERHEAD * count
     if size > TEXT_BUDGET:
         return f"the prompt needs {size} characters of text; a message holds {TEXT_BUDGET}"
     return None
@@ -403,14 +446,18 @@ def _action_id(key: str, verb: str, *positions: int) -> str:
 
 
 def parse_interaction(payload: Mapping[str, Any]) -> Interaction | None:
-    """A block_actions or view_submission payload as an interaction with a prompt; None if it is not one."""
+    """A block_actions or view_submission payload as an interaction with a prompt, or None."""
     user = payload.get("user")
     user_id = user.get("id") if isinstance(user, Mapping) else None
     if not isinstance(user_id, str) or not user_id:
         return None
     if payload.get("type") == "block_actions":
         actions = payload.get("actions")
-        if not isinstance(actions, list) or len(actions) != 1 or not isinstance(actions[0], Mapping):
+        if (
+            not isinstance(actions, list)
+            or len(actions) != 1
+            or not isinstance(actions[0], Mapping)
+        ):
             return None
         return _click(actions[0], user_id, payload.get("trigger_id"))
     if payload.get("type") == "view_submission":
@@ -471,10 +518,14 @@ def _click(action: Mapping[str, Any], user: str, trigger_id: Any) -> Interaction
         return ChoiceChosen(key, user, numbers[0], numbers[1])
     if verb == "pick" and len(numbers) == 1:
         chosen = action.get("selected_options")
-        values = [o.get("value") for o in chosen if isinstance(o, Mapping)] if isinstance(chosen, list) else []
-        if not all(isinstance(value, str) and value.isascii() and value.isdigit() for value in values):
+        options = chosen if isinstance(chosen, list) else []
+        values = [
+            option.get("value") if isinstance(option, Mapping) else None for option in options
+        ]
+        picks = [int(v) for v in values if isinstance(v, str) and v.isascii() and v.isdigit()]
+        if len(picks) != len(values):
             return None
-        return ChoicesPicked(key, user, numbers[0], tuple(int(value) for value in values))
+        return ChoicesPicked(key, user, numbers[0], tuple(picks))
     if verb == "submit" and len(numbers) == 1:
         return ChoicesSubmitted(key, user, numbers[0])
     if verb == "write" and not numbers and isinstance(trigger_id, str) and trigger_id:
@@ -495,7 +546,12 @@ def _submission(view: Mapping[str, Any], user: str) -> TextsWritten | None:
     for block in values.values():
         for action_id, entry in block.items() if isinstance(block, Mapping) else ():
             input_id = _parse_action_id(action_id)
-            if input_id is None or input_id[0] != key or input_id[1] != "text" or len(input_id[2]) != 1:
+            if (
+                input_id is None
+                or input_id[0] != key
+                or input_id[1] != "text"
+                or len(input_id[2]) != 1
+            ):
                 return None
             value = entry.get("value") if isinstance(entry, Mapping) else None
             texts[input_id[2][0]] = value if isinstance(value, str) else ""

@@ -6,8 +6,25 @@ from datetime import UTC, datetime
 from typing import Any
 
 from shared.core.answers import AnswerSheet, ApprovalLedger
-from shared.core.model import HITL_EXTENSION, Actor, DataPart, Message, Part, Role, TaskState, TaskStatus, TextPart
-from shared.core.pauses import AskUserRequest, Dialect, TextQuestion, ToolApprovalRequest, Unusable, read_pause
+from shared.core.model import (
+    HITL_EXTENSION,
+    Actor,
+    DataPart,
+    Message,
+    Part,
+    Role,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from shared.core.pauses import (
+    AskUserRequest,
+    Dialect,
+    TextQuestion,
+    ToolApprovalRequest,
+    Unusable,
+    read_pause,
+)
 
 TASK_ID = "task-1"
 CONTEXT_ID = "ctx-1"
@@ -19,9 +36,16 @@ BOB = Actor(id="U0BOB", platform="slack")
 APPROVERS = ("U0ADA", "U0BOB")
 
 
-def tool(tool_id: str = "t1", name: str = "delete_file", args: Any = None, **extra: Any) -> dict[str, Any]:
+def tool(
+    tool_id: str = "t1", name: str = "delete_file", args: Any = None, **extra: Any
+) -> dict[str, Any]:
     """One tool of a tool_approval_request."""
-    return {"id": tool_id, "name": name, "args": {"path": "/tmp/x"} if args is None else args, **extra}
+    return {
+        "id": tool_id,
+        "name": name,
+        "args": {"path": "/tmp/x"} if args is None else args,
+        **extra,
+    }
 
 
 def approval(*tools: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -29,14 +53,25 @@ def approval(*tools: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"type": "tool_approval_request", "tools": list(tools) or [tool()], **extra}
 
 
-def question(text: str = "Which region?", choices: list[str] | None = None, multiple: bool = False) -> dict[str, Any]:
+def question(
+    text: str = "Which region?", choices: list[str] | None = None, multiple: bool = False
+) -> dict[str, Any]:
     """One question of an ask_user_request."""
-    return {"question": text, "choices": choices if choices is not None else [], "multiple": multiple}
+    return {
+        "question": text,
+        "choices": choices if choices is not None else [],
+        "multiple": multiple,
+    }
 
 
 def ask(*questions: dict[str, Any], request_id: str = "ask-1", **extra: Any) -> dict[str, Any]:
     """An ask_user_request payload."""
-    return {"type": "ask_user_request", "id": request_id, "questions": list(questions) or [question()], **extra}
+    return {
+        "type": "ask_user_request",
+        "id": request_id,
+        "questions": list(questions) or [question()],
+        **extra,
+    }
 
 
 def paused(

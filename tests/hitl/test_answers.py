@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from shared.a2a.wire import send_params
 from shared.core import notices
 from shared.core.answers import (
     KOURIER_ACTOR_ID,
@@ -24,7 +25,6 @@ from shared.core.answers import (
     tool_approval_response,
 )
 from shared.core.model import ACTOR_METADATA_KEY, HITL_EXTENSION, Actor
-from shared.a2a.wire import send_params
 from tests.hitl.builders import (
     ADA,
     APPROVERS,
@@ -52,7 +52,9 @@ def wire(progress: ApprovalLedger | AnswerSheet) -> dict[str, Any]:
 # --- a tool approval ------------------------------------------------------------------------
 
 
-def test_an_approval_answers_with_the_contracts_payload_one_entry_per_tool_in_the_requests_order() -> None:
+def test_an_approval_answers_with_the_contracts_payload_one_entry_per_tool_in_the_requests_order() -> (
+    None
+):
     progress = ledger(THREE_TOOLS)
     progress.decide(2, True, ADA, AT, APPROVERS)
     progress.decide(0, True, BOB, AT, APPROVERS)
@@ -60,7 +62,11 @@ def test_an_approval_answers_with_the_contracts_payload_one_entry_per_tool_in_th
     assert json.dumps(tool_approval_response(progress)) == json.dumps(
         {
             "type": "tool_approval_response",
-            "approvals": [{"id": "t1", "approved": True}, {"id": "t2", "approved": True}, {"id": "t3", "approved": True}],
+            "approvals": [
+                {"id": "t1", "approved": True},
+                {"id": "t2", "approved": True},
+                {"id": "t3", "approved": True},
+            ],
         }
     )
 
@@ -81,7 +87,11 @@ def test_at_the_timeout_the_open_tools_are_denied_by_agent_kourier_no_one_decide
     progress.deny_undecided(Denial.TIMEOUT, "slack", AT + timedelta(minutes=15))
     assert tool_approval_response(progress)["approvals"] == [
         {"id": "t1", "approved": True},
-        {"id": "t2", "approved": False, "rejection_reason": "denied by agent-kourier: no one decided in time"},
+        {
+            "id": "t2",
+            "approved": False,
+            "rejection_reason": "denied by agent-kourier: no one decided in time",
+        },
     ]
 
 
@@ -96,7 +106,11 @@ def test_without_interactions_tool_approvals_every_tool_is_denied_at_once_as_not
 
 
 def test_the_three_rejection_reasons_are_the_contracts_sentences() -> None:
-    assert [d.value for d in Denial] == [notices.DENIED_BY_APPROVER, notices.DENIED_TIMEOUT, notices.DENIED_NOT_ALLOWED]
+    assert [d.value for d in Denial] == [
+        notices.DENIED_BY_APPROVER,
+        notices.DENIED_TIMEOUT,
+        notices.DENIED_NOT_ALLOWED,
+    ]
 
 
 def test_the_approvals_text_part_is_approved_when_every_tool_is_approved() -> None:
@@ -112,11 +126,17 @@ def test_the_approvals_text_part_is_rejected_when_any_tool_is_denied() -> None:
     assert wire(progress)["parts"] == [{"text": "rejected"}]
 
 
-def test_the_answer_goes_to_the_paused_task_and_context_naming_the_extension_with_the_payload() -> None:
+def test_the_answer_goes_to_the_paused_task_and_context_naming_the_extension_with_the_payload() -> (
+    None
+):
     progress = ledger(approval())
     progress.decide(0, True, ADA, AT, APPROVERS)
     message = wire(progress)
-    assert (message["taskId"], message["contextId"], message["messageId"]) == (TASK_ID, CONTEXT_ID, "answer-1")
+    assert (message["taskId"], message["contextId"], message["messageId"]) == (
+        TASK_ID,
+        CONTEXT_ID,
+        "answer-1",
+    )
     assert message["extensions"] == [HITL_EXTENSION] and message["role"] == "ROLE_USER"
     assert message["metadata"][HITL_EXTENSION] == tool_approval_response(progress)
 
@@ -128,10 +148,15 @@ def test_an_answer_carries_the_deciding_persons_id_and_platform_and_no_name_or_e
 
 
 @pytest.mark.parametrize("denial", [Denial.TIMEOUT, Denial.NOT_ALLOWED])
-def test_a_denial_agent_kourier_makes_itself_carries_agent_kourier_with_the_bindings_platform(denial: Denial) -> None:
+def test_a_denial_agent_kourier_makes_itself_carries_agent_kourier_with_the_bindings_platform(
+    denial: Denial,
+) -> None:
     progress = ledger(approval())
     progress.deny_undecided(denial, "slack", AT)
-    assert wire(progress)["metadata"][ACTOR_METADATA_KEY] == {"id": KOURIER_ACTOR_ID, "platform": "slack"}
+    assert wire(progress)["metadata"][ACTOR_METADATA_KEY] == {
+        "id": KOURIER_ACTOR_ID,
+        "platform": "slack",
+    }
     assert KOURIER_ACTOR_ID == "agent-kourier"
 
 
@@ -145,7 +170,10 @@ def test_a_nested_approval_answers_for_the_nested_tools() -> None:
     nested = {"subagent_name": "k8s", "task_id": "child", "tools": [tool("n1"), tool("n2")]}
     progress = ledger(approval(tool("outer"), nested=nested))
     progress.decide(None, True, ADA, AT, APPROVERS)
-    assert tool_approval_response(progress)["approvals"] == [{"id": "n1", "approved": True}, {"id": "n2", "approved": True}]
+    assert tool_approval_response(progress)["approvals"] == [
+        {"id": "n1", "approved": True},
+        {"id": "n2", "approved": True},
+    ]
 
 
 # --- the ledger: each tool decided once ----------------------------------------------------
@@ -163,13 +191,20 @@ def test_approve_all_decides_only_the_tools_still_open() -> None:
     progress.decide(1, False, ADA, AT, APPROVERS)
     made = progress.decide(None, True, BOB, AT, APPROVERS)
     assert [d.tool_id for d in made] == ["t1", "t3"]
-    assert [d.approved for d in progress.decisions if d] == [True, False, True] and progress.complete
+    assert [d.approved for d in progress.decisions if d] == [
+        True,
+        False,
+        True,
+    ] and progress.complete
 
 
 def test_reject_all_denies_every_open_tool_as_the_persons_denial() -> None:
     progress = ledger(approval(tool("t1"), tool("t2")))
     made = progress.decide(None, False, ADA, AT, APPROVERS)
-    assert [(d.approved, d.denial) for d in made] == [(False, Denial.APPROVER), (False, Denial.APPROVER)]
+    assert [(d.approved, d.denial) for d in made] == [
+        (False, Denial.APPROVER),
+        (False, Denial.APPROVER),
+    ]
 
 
 def test_a_click_from_someone_who_is_not_an_approver_is_refused_and_changes_nothing() -> None:
@@ -201,7 +236,9 @@ def test_nothing_is_sent_before_anyone_decided() -> None:
 # --- questions -----------------------------------------------------------------------------
 
 
-def test_questions_answer_with_the_contracts_payload_echoing_the_id_one_entry_per_question_in_order() -> None:
+def test_questions_answer_with_the_contracts_payload_echoing_the_id_one_entry_per_question_in_order() -> (
+    None
+):
     progress = sheet(
         ask(
             question("Region?", ["eu", "us"]),
@@ -218,13 +255,25 @@ def test_questions_answer_with_the_contracts_payload_echoing_the_id_one_entry_pe
         {
             "type": "ask_user_response",
             "id": "ask-42",
-            "answers": [{"answer": ["us"]}, {"answer": ["logs", "traces"]}, {"answer": ["api, v2"]}],
+            "answers": [
+                {"answer": ["us"]},
+                {"answer": ["logs", "traces"]},
+                {"answer": ["api, v2"]},
+            ],
         }
     )
 
 
-def test_the_questions_text_part_joins_each_questions_answers_with_commas_and_questions_with_semicolons() -> None:
-    progress = sheet(ask(question("A?", ["x", "y", "z"], multiple=True), question("B?", ["p", "q"]), question("C?")))
+def test_the_questions_text_part_joins_each_questions_answers_with_commas_and_questions_with_semicolons() -> (
+    None
+):
+    progress = sheet(
+        ask(
+            question("A?", ["x", "y", "z"], multiple=True),
+            question("B?", ["p", "q"]),
+            question("C?"),
+        )
+    )
     progress.pick(0, [0, 2])
     progress.submit(0, ADA, AT)
     progress.choose(1, 1, ADA, AT)
@@ -233,10 +282,18 @@ def test_the_questions_text_part_joins_each_questions_answers_with_commas_and_qu
 
 
 def test_a_nested_questions_answer_echoes_the_nested_tools_id() -> None:
-    nested = {"subagent_name": "k8s", "task_id": "child", "tools": [{"id": "child-ask", "name": "ask_user"}]}
+    nested = {
+        "subagent_name": "k8s",
+        "task_id": "child",
+        "tools": [{"id": "child-ask", "name": "ask_user"}],
+    }
     progress = sheet(ask(question("Namespace?"), request_id="outer-call", nested=nested))
     progress.reply("default", ADA, AT)
-    assert ask_user_response(progress) == {"type": "ask_user_response", "id": "child-ask", "answers": [{"answer": ["default"]}]}
+    assert ask_user_response(progress) == {
+        "type": "ask_user_response",
+        "id": "child-ask",
+        "answers": [{"answer": ["default"]}],
+    }
 
 
 def test_a_question_answer_carries_the_extension_and_the_answering_persons_actor() -> None:
@@ -298,7 +355,11 @@ def test_a_blank_free_text_answer_is_refused() -> None:
 def test_a_thread_reply_answers_the_first_free_text_question_still_open() -> None:
     progress = sheet(ask(question("A?", ["x"]), question("B?"), question("C?")))
     assert progress.reply("first", ADA, AT) and progress.reply("second", BOB, AT)
-    assert [progress.answer(i) and progress.answer(i).values for i in range(3)] == [None, ("first",), ("second",)]  # type: ignore[union-attr]
+    assert [progress.answer(i) and progress.answer(i).values for i in range(3)] == [
+        None,
+        ("first",),
+        ("second",),
+    ]  # type: ignore[union-attr]
     assert not progress.reply("third", ADA, AT)
 
 
@@ -341,14 +402,22 @@ def test_a_ledger_survives_firestore_as_plain_json() -> None:
     assert firestore_safe(stored)
     again = progress_from_dict(json.loads(json.dumps(stored)))
     assert isinstance(again, ApprovalLedger)
-    assert again.pause == progress.pause and again.decisions == progress.decisions and again.actor == progress.actor
+    assert (
+        again.pause == progress.pause
+        and again.decisions == progress.decisions
+        and again.actor == progress.actor
+    )
     again.decide(1, True, BOB, AT, APPROVERS)
     assert wire(again)["parts"] == [{"text": "rejected"}]
 
 
 @pytest.mark.parametrize("text_question", [False, True])
 def test_an_answer_sheet_survives_firestore_as_plain_json(text_question: bool) -> None:
-    pause = read_text("Which?") if text_question else sheet(ask(question("A?", ["x", "y"], multiple=True), question("B?"))).pause
+    pause = (
+        read_text("Which?")
+        if text_question
+        else sheet(ask(question("A?", ["x", "y"], multiple=True), question("B?"))).pause
+    )
     progress = progress_for(pause)
     assert isinstance(progress, AnswerSheet)
     if not text_question:
@@ -358,12 +427,20 @@ def test_an_answer_sheet_survives_firestore_as_plain_json(text_question: bool) -
     assert firestore_safe(stored)
     again = progress_from_dict(json.loads(json.dumps(stored)))
     assert isinstance(again, AnswerSheet) and again.pause == progress.pause
-    assert [again.answer(i) for i in range(len(again.questions))] == [progress.answer(i) for i in range(len(progress.questions))]
+    assert [again.answer(i) for i in range(len(again.questions))] == [
+        progress.answer(i) for i in range(len(progress.questions))
+    ]
     assert again.picked(0) == progress.picked(0) and again.actor == progress.actor
 
 
-def test_each_decision_has_an_audit_record_who_which_tool_with_which_arguments_what_why_and_when() -> None:
-    progress = ledger(approval(tool("t1", "drop_table", {"table": "users", "api_key": "sk-live-123"}, call_id="c1")))
+def test_each_decision_has_an_audit_record_who_which_tool_with_which_arguments_what_why_and_when() -> (
+    None
+):
+    progress = ledger(
+        approval(
+            tool("t1", "drop_table", {"table": "users", "api_key": "sk-live-123"}, call_id="c1")
+        )
+    )
     [decision] = progress.decide(0, False, ADA, AT, APPROVERS)
     record = audit_record(progress.pause, decision)
     assert record == {

@@ -27,7 +27,9 @@ def test_a_tool_approval_holds_1_to_20_tools(count: int) -> None:
 
 @pytest.mark.parametrize("count", [0, 21])
 def test_a_tool_approval_with_no_tools_or_more_than_20_is_unusable(count: int) -> None:
-    assert unusable({"type": "tool_approval_request", "tools": [tool(f"t{i}") for i in range(count)]})
+    assert unusable(
+        {"type": "tool_approval_request", "tools": [tool(f"t{i}") for i in range(count)]}
+    )
 
 
 @pytest.mark.parametrize("tools", [None, "t1", {"id": "t1"}])
@@ -80,15 +82,31 @@ def test_questions_hold_1_to_20_questions(count: int) -> None:
 
 @pytest.mark.parametrize("count", [0, 21])
 def test_questions_with_none_or_more_than_20_are_unusable(count: int) -> None:
-    assert unusable({"type": "ask_user_request", "id": "a", "questions": [question(f"Q{i}?") for i in range(count)]})
+    assert unusable(
+        {
+            "type": "ask_user_request",
+            "id": "a",
+            "questions": [question(f"Q{i}?") for i in range(count)],
+        }
+    )
 
 
 def test_a_question_holds_at_most_100_choices() -> None:
-    assert len(read_ask(ask(question(choices=[f"c{i}" for i in range(100)]))).questions[0].choices) == 100
+    assert (
+        len(read_ask(ask(question(choices=[f"c{i}" for i in range(100)]))).questions[0].choices)
+        == 100
+    )
     assert unusable(ask(question(choices=[f"c{i}" for i in range(101)])))
 
 
-@pytest.mark.parametrize("entry", [{"question": "Which?", "choices": []}, {"question": "Which?"}, {"question": "Which?", "choices": None}])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"question": "Which?", "choices": []},
+        {"question": "Which?"},
+        {"question": "Which?", "choices": None},
+    ],
+)
 def test_no_choices_asks_for_free_text(entry: dict[str, Any]) -> None:
     assert read_ask(ask(entry)).questions == (Question("Which?"),)
 
@@ -129,22 +147,41 @@ def test_a_question_or_choice_with_a_control_character_is_unusable() -> None:
 
 
 def nested(tools: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"subagent_name": "k8s-agent", "task_id": "child-task", "context_id": "child-ctx", "tools": tools, **extra}
+    return {
+        "subagent_name": "k8s-agent",
+        "task_id": "child-task",
+        "context_id": "child-ctx",
+        "tools": tools,
+        **extra,
+    }
 
 
 def test_a_nested_approval_decides_the_nested_tools() -> None:
-    pause = read_approval(approval(tool("outer", "k8s-agent"), nested=nested([tool("n1", "kubectl_delete"), tool("n2", "kubectl_apply")])))
+    pause = read_approval(
+        approval(
+            tool("outer", "k8s-agent"),
+            nested=nested([tool("n1", "kubectl_delete"), tool("n2", "kubectl_apply")]),
+        )
+    )
     assert [t.id for t in pause.tools] == ["n1", "n2"]
-    assert pause.nested is not None and (pause.nested.name, pause.nested.task_id) == ("k8s-agent", "child-task")
+    assert pause.nested is not None and (pause.nested.name, pause.nested.task_id) == (
+        "k8s-agent",
+        "child-task",
+    )
 
 
 @pytest.mark.parametrize("outer", [[], [tool("o1"), tool("o2")], [{"name": "k8s-agent"}]])
-def test_a_nested_approval_needs_exactly_one_outer_tool_with_an_id(outer: list[dict[str, Any]]) -> None:
-    assert unusable({"type": "tool_approval_request", "tools": outer, "nested": nested([tool("n1")])})
+def test_a_nested_approval_needs_exactly_one_outer_tool_with_an_id(
+    outer: list[dict[str, Any]],
+) -> None:
+    assert unusable(
+        {"type": "tool_approval_request", "tools": outer, "nested": nested([tool("n1")])}
+    )
 
 
 @pytest.mark.parametrize(
-    "nested_tools", [[], [tool("n1"), tool("n1", "other")], [{"name": "kubectl"}], [tool("n1", "bad\x07")]]
+    "nested_tools",
+    [[], [tool("n1"), tool("n1", "other")], [{"name": "kubectl"}], [tool("n1", "bad\x07")]],
 )
 def test_the_nested_tools_follow_the_rules_of_tools(nested_tools: list[dict[str, Any]]) -> None:
     assert unusable(approval(tool("outer"), nested=nested(nested_tools)))
@@ -157,7 +194,12 @@ def test_a_nested_pause_names_its_sub_agent_and_task(field: str) -> None:
 
 
 def test_a_nested_question_echoes_its_one_nested_ask_user_tools_id() -> None:
-    pause = read_ask(ask(request_id="outer-call", nested=nested([{"id": "child-ask", "name": "ask_user", "args": {}}])))
+    pause = read_ask(
+        ask(
+            request_id="outer-call",
+            nested=nested([{"id": "child-ask", "name": "ask_user", "args": {}}]),
+        )
+    )
     assert (pause.id, pause.answer_id) == ("outer-call", "child-ask")
 
 
@@ -174,7 +216,9 @@ def test_a_question_that_is_not_nested_echoes_its_own_id() -> None:
         [{"name": "ask_user"}],
     ],
 )
-def test_a_nested_question_needs_exactly_one_nested_tool_named_ask_user_with_an_id(nested_tools: list[Any]) -> None:
+def test_a_nested_question_needs_exactly_one_nested_tool_named_ask_user_with_an_id(
+    nested_tools: list[Any],
+) -> None:
     assert unusable(ask(nested=nested(nested_tools)))
 
 
@@ -189,7 +233,11 @@ def test_the_hint_is_the_prompts_heading() -> None:
 @pytest.mark.parametrize("hint", [None, "", "   "])
 def test_without_a_hint_the_heading_is_the_default(hint: str | None) -> None:
     extra = {} if hint is None else {"hint": hint}
-    assert read_approval(approval(**extra)).heading == notices.NEEDS_APPROVAL == "The agent needs your approval"
+    assert (
+        read_approval(approval(**extra)).heading
+        == notices.NEEDS_APPROVAL
+        == "The agent needs your approval"
+    )
     assert read_ask(ask(**extra)).heading == notices.NEEDS_INPUT == "The agent needs your input"
 
 

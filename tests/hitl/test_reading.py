@@ -30,17 +30,23 @@ def test_on_kagent_v1_a_pause_without_the_payload_is_unusable() -> None:
     assert isinstance(read(paused(), "kagent-v1"), Unusable)
 
 
-def test_on_a2a_a_status_message_that_names_the_extension_and_carries_the_payload_is_read_the_same_way() -> None:
+def test_on_a2a_a_status_message_that_names_the_extension_and_carries_the_payload_is_read_the_same_way() -> (
+    None
+):
     assert isinstance(read(paused(ask())), AskUserRequest)
 
 
-def test_on_a2a_a_payload_the_message_does_not_name_is_read_as_a_text_question_if_its_parts_are_text() -> None:
+def test_on_a2a_a_payload_the_message_does_not_name_is_read_as_a_text_question_if_its_parts_are_text() -> (
+    None
+):
     pause = read(paused(approval(), names_extension=False))
     assert isinstance(pause, TextQuestion)
     assert pause.text == "Human input is required before the agent can continue."
 
 
-def test_on_a2a_a_pause_that_does_not_name_the_extension_is_unusable_when_a_part_is_not_text() -> None:
+def test_on_a2a_a_pause_that_does_not_name_the_extension_is_unusable_when_a_part_is_not_text() -> (
+    None
+):
     parts = (TextPart("Approve?"), data_part({"name": "adk_request_confirmation", "id": "c1"}))
     assert isinstance(read(paused(approval(), names_extension=False, parts=parts)), Unusable)
 
@@ -51,7 +57,9 @@ def test_any_other_question_on_a2a_is_a_status_message_whose_parts_are_all_text_
 
 
 @pytest.mark.parametrize("parts", [(), (TextPart(""),), (TextPart("  "), TextPart("\n\t"))])
-def test_a_text_question_whose_text_is_blank_once_joined_and_trimmed_is_unusable(parts: tuple[TextPart, ...]) -> None:
+def test_a_text_question_whose_text_is_blank_once_joined_and_trimmed_is_unusable(
+    parts: tuple[TextPart, ...],
+) -> None:
     assert isinstance(read(paused(parts=parts)), Unusable)
 
 
@@ -72,23 +80,45 @@ def test_reading_a_status_that_is_not_input_required_is_a_mistake_of_the_caller(
 
 
 def test_the_task_id_with_the_messages_messageid_names_the_question() -> None:
-    first = read(paused(parts=(TextPart("Which region?"),), message_id="m1", timestamp="2026-01-01T00:00:00Z"))
-    later = read(paused(parts=(TextPart("Which region?"),), message_id="m1", timestamp="2026-01-01T00:09:00Z"))
+    first = read(
+        paused(
+            parts=(TextPart("Which region?"),), message_id="m1", timestamp="2026-01-01T00:00:00Z"
+        )
+    )
+    later = read(
+        paused(
+            parts=(TextPart("Which region?"),), message_id="m1", timestamp="2026-01-01T00:09:00Z"
+        )
+    )
     other = read(paused(parts=(TextPart("Which region?"),), message_id="m2"))
-    assert isinstance(first, TextQuestion) and isinstance(later, TextQuestion) and isinstance(other, TextQuestion)
+    assert (
+        isinstance(first, TextQuestion)
+        and isinstance(later, TextQuestion)
+        and isinstance(other, TextQuestion)
+    )
     assert first.name == later.name != other.name
     assert TASK_ID in first.name and "m1" in first.name
 
 
 def test_the_status_timestamp_names_the_question_when_it_has_no_messageid() -> None:
-    first = read(paused(parts=(TextPart("Which region?"),), message_id=None, timestamp="2026-01-01T00:00:00Z"))
-    other = read(paused(parts=(TextPart("Which region?"),), message_id=None, timestamp="2026-01-01T00:09:00Z"))
+    first = read(
+        paused(
+            parts=(TextPart("Which region?"),), message_id=None, timestamp="2026-01-01T00:00:00Z"
+        )
+    )
+    other = read(
+        paused(
+            parts=(TextPart("Which region?"),), message_id=None, timestamp="2026-01-01T00:09:00Z"
+        )
+    )
     assert isinstance(first, TextQuestion) and isinstance(other, TextQuestion)
     assert first.name != other.name and "2026-01-01T00:00:00Z" in first.name
 
 
 def test_a_question_with_neither_messageid_nor_timestamp_has_no_name_and_is_unusable() -> None:
-    assert isinstance(read(paused(parts=(TextPart("Which region?"),), message_id=None, timestamp=None)), Unusable)
+    assert isinstance(
+        read(paused(parts=(TextPart("Which region?"),), message_id=None, timestamp=None)), Unusable
+    )
 
 
 def test_the_same_name_with_the_same_text_is_the_same_question() -> None:
@@ -112,13 +142,19 @@ def test_a_tool_approval_is_told_apart_by_its_task_and_tool_ids_not_its_message(
 
 
 def test_questions_are_told_apart_by_their_task_and_request_id() -> None:
-    first, same, new_pause = read(paused(ask())), read(paused(ask())), read(paused(ask(request_id="ask-2")))
+    first, same, new_pause = (
+        read(paused(ask())),
+        read(paused(ask())),
+        read(paused(ask(request_id="ask-2"))),
+    )
     assert isinstance(first, AskUserRequest) and isinstance(same, AskUserRequest)
     assert isinstance(new_pause, AskUserRequest)
     assert first.name == same.name != new_pause.name and first.fingerprint == same.fingerprint
 
 
-def test_the_same_tool_ids_with_other_arguments_have_the_same_name_and_another_fingerprint() -> None:
+def test_the_same_tool_ids_with_other_arguments_have_the_same_name_and_another_fingerprint() -> (
+    None
+):
     first = read(paused(approval(tool("t1", args={"path": "/a"}))))
     changed = read(paused(approval(tool("t1", args={"path": "/b"}))))
     assert isinstance(first, ToolApprovalRequest) and isinstance(changed, ToolApprovalRequest)
@@ -130,7 +166,9 @@ def test_the_prompt_key_is_short_enough_for_slack_action_ids() -> None:
     assert isinstance(pause, ToolApprovalRequest) and len(pause.key) == 24 and ":" not in pause.key
 
 
-@pytest.mark.parametrize("payload", [["not", "an", "object"], "text", {"type": "confirm"}, {"tools": [tool()]}])
+@pytest.mark.parametrize(
+    "payload", [["not", "an", "object"], "text", {"type": "confirm"}, {"tools": [tool()]}]
+)
 def test_a_payload_that_is_neither_request_type_is_unusable(payload: object) -> None:
     assert isinstance(read(paused(payload)), Unusable)
     assert isinstance(read(paused(payload), "kagent-v1"), Unusable)
