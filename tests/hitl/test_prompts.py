@@ -45,7 +45,7 @@ from tests.hitl.builders import (
     sheet,
     tool,
 )
-from tests.hitl.slack import Slack, action_ids, buttons, check_blocks, dumped
+from tests.hitl.slack_workspace import Slack, action_ids, buttons, check_blocks, dumped
 
 
 def rendered(progress: ApprovalLedger | AnswerSheet) -> Prompt:
@@ -344,6 +344,11 @@ def test_a_text_question_is_posted_as_text_in_the_thread_with_a_note_that_a_repl
     seen = Slack().post(prompt)
     assert "Which **region** should I use?" in seen and notices.REPLY_TO_ANSWER in seen
     assert buttons(prompt.blocks) == [] and prompt.text == "Which **region** should I use?"
+
+
+def test_a_text_question_too_long_for_one_message_is_unusable() -> None:
+    assert isinstance(render_prompt(progress_for(read_text("Which region? " * 600))), Prompt)
+    assert isinstance(render_prompt(progress_for(read_text("Which region? " * 900))), Unusable)
 
 
 def test_a_text_question_shows_who_answered_or_that_it_timed_out() -> None:

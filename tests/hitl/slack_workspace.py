@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
 
 from local.slack_standin import callbacks
 from local.slack_standin.models import Tunables, User, render_message
@@ -76,6 +77,7 @@ class Slack:
     ) -> dict[str, Any]:
         """views.open with a fresh trigger, then the view_submission payload of ``values``."""
         check_blocks(view["blocks"], limit=100)
+        View(**view).validate_json()
         opened = self.workspace.open_view(trigger_id=self.workspace.issue_trigger(user), view=view)
         return callbacks.view_submission(
             view=opened,
