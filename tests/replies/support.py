@@ -9,19 +9,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from local.emulators import EmulatorPorts
 from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Message
+from local.stack import StackPorts
 
 CHANNEL = "C0123456789"
 BOT_TOKEN = "xoxb-replies-token"
 STANDIN_PORT = 26010
+STACK_PORTS = StackPorts(
+    chat_ingress=26100,
+    turn_send=26101,
+    stream_follow=26102,
+    reconcile=26103,
+    timeout=26104,
+    slack=26110,
+    agent=26120,
+    emulators=EmulatorPorts().shifted(18000),
+)
 
 _REOPENED_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n")
 
 
-def bot_replies(standin: SlackStandin, thread_ts: str) -> list[Message]:
+def bot_replies(standin: SlackStandin, thread_ts: str, channel: str = CHANNEL) -> list[Message]:
     """The bot's messages in a thread, oldest first."""
-    return [message for message in standin.thread(CHANNEL, thread_ts) if message.is_bot]
+    return [message for message in standin.thread(channel, thread_ts) if message.is_bot]
 
 
 def shown_text(message: Message) -> str:
