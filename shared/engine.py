@@ -54,8 +54,10 @@ def on_turn_published(session_id: str, turn_id: str) -> None:
     release_if_done(store, session_id, turn.id)
 
 
-def on_resume(session_id: str, turn_id: str, generation: int, timer: str | None) -> None:
-    """A hand-over (``timer`` None) or a timer: continue the turn if still ours."""
+def on_resume(
+    session_id: str, turn_id: str, generation: int, timer: str | None = None, answer: str | None = None
+) -> None:
+    """A hand-over, a timer, or a question answered: continue the turn if still ours."""
     store = get_store()
 
     def claim(current: Session | None) -> Session | None:
@@ -70,7 +72,8 @@ def on_resume(session_id: str, turn_id: str, generation: int, timer: str | None)
     if session is None or turn is None:
         return
     if turn.status != "done":
-        TurnRun(store, session, turn, function_deadline()).resume(timer)
+        run = TurnRun(store, session, turn, function_deadline())
+        run.answer(answer) if answer else run.resume(timer)
     release_if_done(store, session_id, turn_id)
 
 

@@ -52,9 +52,12 @@ def turn_send(event: CloudEvent) -> None:
 
 
 def stream_follow(request: Request) -> Response:
-    """Resume a turn that an earlier function handed over near its deadline."""
+    """Resume a turn handed over near a deadline, or send the answer to its question."""
     return _task_call(
-        request, lambda body: engine.on_resume(body["session_id"], body["turn_id"], body["generation"], None)
+        request,
+        lambda body: engine.on_resume(
+            body["session_id"], body["turn_id"], body["generation"], answer=body.get("answer")
+        ),
     )
 
 
@@ -64,10 +67,12 @@ def reconcile(request: Request) -> Response:
 
 
 def timeout(request: Request) -> Response:
-    """A turn's timer fired (a backoff or a poll ended)."""
+    """A turn's timer fired (a backoff or a poll ended, a question waited too long)."""
     return _task_call(
         request,
-        lambda body: engine.on_resume(body["session_id"], body["turn_id"], body["generation"], body["timer"]),
+        lambda body: engine.on_resume(
+            body["session_id"], body["turn_id"], body["generation"], timer=body["timer"]
+        ),
     )
 
 

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 from shared.config import load_config
 from shared.errors import SlackRequestRejected
 from shared.handoff import publish_turn
+from shared.questions import QuestionStore, answer_by_reply, handle_interaction
 from shared.settings import get_settings
 from shared.slack.events import ChatMessage, read_message
 from shared.slack.verify import verify_slack_request
@@ -67,8 +68,13 @@ def _take_message(store: Store, message: ChatMessage) -> None:
     if binding is None:
         return
     session_id = session_id_for(binding.name, message)
-    if not message.mentions_bot and store.session(session_id) is None:
+    session = store.session(session_id)
+    if not message.mentions_bot and session is None:
         return  # a thread Kourier is not part of
+    if session is not None and session.open_question and message.thread_ts != message.ts:
+        # The next reply in the thread answers the question the agent waits on.
+        if answer_by_reply(QuestionStore(store), session.open_question, message.text, message.user):
+            return
     turn = store.record_turn(
         Turn(
             id=message.message_key,
@@ -96,4 +102,6 @@ def handle_interaction(body: bytes, headers: Mapping[str, str]) -> Reply:
         return Reply(401, "invalid request")
     if not isinstance(payload, dict):
         return Reply(400, "invalid payload")
-    return Reply(200)
+    config = load_config(get_settings().config_path)
+    answer = handle_interaction(QuestionStore(get_store()), payload, config.binding)
+    return Reply(200, answer.body if answer.body is not None else "")

@@ -82,6 +82,8 @@ class Session:
     active_turn: str | None = None
     lease_until: datetime | None = None
     task_id: str | None = None
+    open_question: str | None = None
+    """The key of the question the active turn waits on (a thread reply may answer it)."""
     generation: int = 0
     """Bumped by every claim, hand-over and timer: a stale Cloud Task finds it moved on."""
     updated_at: datetime = field(default_factory=now)
@@ -96,6 +98,11 @@ class Store:
 
     def __init__(self, client: firestore.Client) -> None:
         self._db = client
+
+    @property
+    def db(self) -> firestore.Client:
+        """The Firestore client, for the other stores of the product."""
+        return self._db
 
     # Slack events --------------------------------------------------------------
 

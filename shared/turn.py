@@ -74,14 +74,21 @@ from shared.core.turn_machine import (
     WaitUntil,
     resume_state,
 )
+from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
+from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.handoff import schedule_call
+from shared.questions import OpenQuestion, QuestionStore, show_prompt
 from shared.settings import Settings, get_settings
 from shared.slack.people import actor_for, turn_text
+from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.web import slack_client
 from shared.store import Session, Store, Turn, now
 
 log = structlog.get_logger()
+
+QUESTION_TIMER = "question-"
+"""Timers named so wake a paused turn whose question waited too long."""
 
 DONE_TURNS_KEPT = timedelta(days=30)
 """A finished turn is kept this long (Firestore's TTL deletes it after)."""
@@ -123,8 +130,12 @@ class TurnRun:
         self.store, self.session, self.turn = store, session, turn
         self.deadline = deadline
         config = load_config(self.settings.config_path)
-        binding = config.binding(turn.binding)
-        self.client = AgentClient(config.backend(binding.agent_backend), binding)
+        self.binding = config.binding(turn.binding)
+        self.backend = config.backend(self.binding.agent_backend)
+        self.client = AgentClient(self.backend, self.binding)
+        self.questions = QuestionStore(store)
+        self.answering: OpenQuestion | None = None
+        """The question whose answer this run sends (None for the turn itself)."""
         self.reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
         self.assembler = ReplyAssembler()
         self.machine: TurnMachine | None = None
@@ -165,8 +176,18 @@ class TurnRun:
         self._restore(json.loads(self.turn.checkpoint), resumed=timer is None)
         if timer is None:
             self._run(self._resume_actions())
+        elif timer.startswith(QUESTION_TIMER):
+            self._question_timed_out(timer.removeprefix(QUESTION_TIMER))
         else:
             self._run(self._handle(TimerFired(timer)))
+
+    def answer(self, key: str) -> None:
+        """Send the answer to a paused task's question, then follow the task as a turn."""
+        question = self.questions.get(key)
+        if question is None or question.status != "answering" or question.turn_id != self.turn.id:
+            return
+        self._restore(json.loads(self.turn.checkpoint or "{}") or None, resumed=False)
+        self._send_answer(question)
 
     # The loop -------------------------------------------------------------------
 
@@ -287,7 +308,7 @@ class TurnRun:
         if not context_id:
             return self._handle(LookedUp(None))
         try:
-            task = self.client.task_holding_message(context_id, self.turn.message_id)
+            task = self.client.task_holding_message(context_id, self._message().message_id)
         except AgentError as error:
             return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
         return self._handle(LookedUp(task.id if task else None))
@@ -327,14 +348,23 @@ class TurnRun:
     def _finish(self, outcome: str) -> None:
         self.reply.show(self.assembler.finish())
         if outcome == "input_required":
-            # Questions and approvals are not carried yet: the pause is unusable.
-            self._cancel()
-            self.reply.notice(notices.UNUSABLE_PAUSE)
+            self.reply.finish()
+            if self._pause():
+                return  # waiting for a person; the turn goes on
+            outcome = "unusable_pause"
         else:
             notice = final_notice(outcome, bool(self.assembler.answer_text.strip()), self.status)
             self.reply.notice(notice) if notice else self.reply.finish()
         if outcome == "session_gone":
             self.store.change_session(self.session.id, _forget_context(self.turn.id))
+        self._finish_turn(outcome)
+
+    def _finish_turn(self, outcome: str) -> None:
+        """Record the end of the turn (its notice, if any, is shown)."""
+        if self.answering is not None and self.answering.status != "closed":
+            self._end_question(self.answering)
+        if self.session.open_question:
+            self.store.change_session(self.session.id, _close_question(self.turn.id))
         if outcome not in ("completed", "input_required"):
             log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
         self.store.set_turn(
@@ -345,6 +375,131 @@ class TurnRun:
             checkpoint=None,
             expire_at=now() + DONE_TURNS_KEPT,
         )
+
+    def _pause(self) -> bool:
+        """The task asks a person: show the prompt and wait. False: the pause was unusable."""
+        assert self.machine is not None and self.status is not None
+        task_id = self._task_id()
+        pause = read_pause(self.backend.dialect, task_id, self.session.context_id, self.status)
+        if isinstance(pause, Unusable):
+            return self._refuse_pause(pause.reason)
+        existing = self.questions.get(pause.key)
+        if existing is not None and existing.fingerprint != pause.fingerprint:
+            return self._refuse_pause("a different question under a name already used")
+        interactions = self.binding.interactions
+        asks_question = not isinstance(pause, ToolApprovalRequest)
+        if asks_question and interactions.questions is None:
+            self._cancel()
+            self.reply.notice(notices.QUESTIONS_NOT_ALLOWED)
+            self._end_question(existing)
+            return False
+        if self.answering is not None and self.answering.key != pause.key:
+            self._end_question(self.answering)  # answered; the agent asks something new
+        if existing is None or existing.status != "open":
+            retry = 0
+            if existing is not None:  # the answer was not taken: the question stays open
+                self.reply.notice(notices.REQUEST_FAILED)
+                retry = existing.answers_sent + 1
+            progress = progress_for(pause)
+            if isinstance(render_prompt(progress), Unusable):
+                return self._refuse_pause("the prompt does not fit in one Slack message")
+            question = OpenQuestion(
+                key=pause.key,
+                session_id=self.session.id,
+                turn_id=self.turn.id,
+                binding=self.binding.name,
+                channel=self.turn.channel,
+                thread_ts=self.turn.thread_ts,
+                fingerprint=pause.fingerprint,
+                progress=progress.to_dict(),
+                generation=0,
+                prompt_ts=existing.prompt_ts if existing else None,
+                answers_sent=retry,
+            )
+        else:
+            question = existing  # the same pause, already shown: wait on
+        if isinstance(pause, ToolApprovalRequest) and interactions.tool_approvals is None:
+            ledger = question.current
+            assert isinstance(ledger, ApprovalLedger)
+            decisions = ledger.deny_undecided(Denial.NOT_ALLOWED, self.binding.platform, now())
+            question.progress, question.status = ledger.to_dict(), "answering"
+            show_prompt(question)
+            self.questions.put(question)
+            self.questions.audit(question, tuple(decisions))
+            self._send_answer(question)
+            return True
+        settings = interactions.tool_approvals if isinstance(pause, ToolApprovalRequest) else interactions.questions
+        assert settings is not None
+        wake = now() + settings.timeout
+        question.generation = self._advance_generation(
+            lease=wake - now() + self.settings.lease, open_question=question.key
+        )
+        show_prompt(question)
+        self.questions.put(question)
+        self.store.set_turn(self.turn.id, status="paused")
+        self._checkpoint_now(force=True)
+        schedule_call(
+            self.settings.timers_queue,
+            self.settings.timeout_url,
+            {**self._task_body(question.generation), "timer": QUESTION_TIMER + question.key},
+            name=f"{_task_name(self.turn.id)}-question-{question.key}-{question.generation}",
+            at=wake,
+        )
+        return True
+
+    def _refuse_pause(self, reason: str) -> bool:
+        log.warning("pause_unusable", turn=self.turn.id, reason=reason)
+        self._cancel()
+        self.reply.notice(notices.UNUSABLE_PAUSE)
+        return False
+
+    def _question_timed_out(self, key: str) -> None:
+        """No one answered in time: deny the approval, or cancel the task."""
+        question = self.questions.get(key)
+        if question is None or question.status != "open":
+            return
+        progress = question.current
+        if isinstance(progress, ApprovalLedger):
+            decisions = progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now())
+            question.progress, question.status = progress.to_dict(), "answering"
+            show_prompt(question)
+            self.questions.put(question)
+            self.questions.audit(question, tuple(decisions))
+            self._send_answer(question)
+            return
+        progress.time_out(now())
+        question.progress, question.status = progress.to_dict(), "closed"
+        show_prompt(question)
+        self.questions.put(question)
+        self._cancel()
+        self.reply.notice(notices.QUESTION_TIMED_OUT)
+        self._finish_turn("question_timed_out")
+
+    def _send_answer(self, question: OpenQuestion) -> None:
+        """Read the paused task once (its tool parts count as delivered), then send the answer."""
+        assert self.machine is not None
+        task_id = self._task_id()
+        try:
+            paused: Task | None = self.client.get_task(task_id)
+        except AgentError:
+            paused = None  # answered without it (contract, Tool calls and results)
+        self.answering = question
+        self.assembler = ReplyAssembler.for_answer(paused)
+        self.reply = ThreadReply(
+            slack_client(), self.turn.channel, self.turn.thread_ts, self.turn.user, self.turn.team
+        )
+        state = TurnState(
+            started_at=time.time(), has_context=True, protocol=self.machine.state.protocol, task_id=task_id
+        )
+        self.machine = TurnMachine(state, timings(self.settings))
+        self.store.set_turn(self.turn.id, status="running")
+        self.reply.working()
+        self._run([Send()])
+
+    def _end_question(self, question: OpenQuestion | None) -> None:
+        if question is not None:
+            question.status = "closed"
+            self.questions.put(question)
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
@@ -375,7 +530,7 @@ class TurnRun:
             at=wake,
         )
 
-    def _advance_generation(self, lease: timedelta) -> int:
+    def _advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:
         turn_id = self.turn.id
 
         def advance(current: Session | None) -> Session | None:
@@ -384,6 +539,7 @@ class TurnRun:
             current.generation += 1
             current.lease_until = now() + lease
             current.task_id = self.session.task_id
+            current.open_question = open_question
             return current
 
         written = self.store.change_session(self.session.id, advance)
@@ -411,11 +567,16 @@ class TurnRun:
                 "snapshot": self.last_snapshot,
                 "observed_at": time.time(),
                 "caught_up": self.machine.state.phase != Phase.READ,
+                "answering": self.answering.key if self.answering else None,
             }),
         )
         self.store.renew_lease(self.session.id, self.turn.id, self.settings.lease)
 
-    def _restore(self, checkpoint: dict[str, Any], resumed: bool) -> None:
+    def _restore(self, checkpoint: dict[str, Any] | None, resumed: bool) -> None:
+        if checkpoint is None:
+            return
+        answering = checkpoint.get("answering")
+        self.answering = self.questions.get(answering) if answering else None
         state = TurnState.from_dict(checkpoint["machine"])
         self.machine = TurnMachine(resume_state(state) if resumed else state, timings(self.settings))
         self.assembler = ReplyAssembler.from_state(checkpoint["reply"])
@@ -441,6 +602,8 @@ class TurnRun:
         return TurnMachine(state, timings(self.settings))
 
     def _message(self) -> OutgoingMessage:
+        if self.answering is not None:
+            return answer_message(self.answering.current, self.answering.answer_message_id)
         actor = actor_for(self.store, self.turn.user)
         return OutgoingMessage(
             message_id=self.turn.message_id,
@@ -456,6 +619,16 @@ class TurnRun:
 
     def _task_id_or_none(self) -> str | None:
         return self.machine.state.task_id if self.machine else None
+
+
+def _close_question(turn_id: str) -> Callable[[Session | None], Session | None]:
+    def close(current: Session | None) -> Session | None:
+        if current is None or current.active_turn != turn_id or current.open_question is None:
+            return None
+        current.open_question = None
+        return current
+
+    return close
 
 
 def _forget_context(turn_id: str) -> Callable[[Session | None], Session | None]:

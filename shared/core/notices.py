@@ -37,7 +37,10 @@ SESSION_GONE = "The agent lost this conversation. Your next message starts a new
 AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free."
 CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
 NO_SIGN_OF_LIFE = "The agent's task showed no sign of life for an hour, so it was cancelled."
-QUEUED = "Queued: the agent is still working on an earlier message in this thread."
+ANSWER_REJECTED = "The agent did not take the answer, so its task was cancelled."
+QUESTIONS_NOT_ALLOWED = (
+    "The agent asked a question, but this Binding does not allow questions, so its task was cancelled."
+)
 
 # Prompts for questions and tool approvals: labels, outcomes, refusals.
 APPROVE = "Approve"

@@ -82,6 +82,7 @@ class Failure(StrEnum):
     DROPPED = "dropped"  # a stream lost after at least one event
     SESSION_GONE = "session_gone"
     UNREACHABLE = "unreachable"  # card fetch failed
+    ANSWER_REJECTED = "answer_rejected"  # -32603 to an answer to a pause
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,8 @@ class Finish:
     ``canceled``, ``unknown``), whose notice the caller picks; or
     ``input_required``; or one whose notice the machine gave before:
     ``auth_required``, ``credentials``, ``identity``, ``refused``,
-    ``unreachable``, ``session_gone``, ``no_task``, ``no_sign_of_life``.
+    ``unreachable``, ``session_gone``, ``no_task``, ``no_sign_of_life``,
+    ``answer_rejected``.
     """
 
     outcome: str
@@ -366,6 +368,8 @@ class TurnMachine:
             return [Notify(notices.turn_failed(event.reason)), *self._finish(failure.value)]
         if failure == Failure.SESSION_GONE:
             return [Notify(notices.SESSION_GONE), *self._finish("session_gone")]
+        if failure == Failure.ANSWER_REJECTED:
+            return [Cancel(), Notify(notices.ANSWER_REJECTED), *self._finish("answer_rejected")]
         events, s.events_in_stream = s.events_in_stream, 0
         if s.phase == Phase.READ:
             if s.settling_update:  # the final read failed: the stream counts as dropped

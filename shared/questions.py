@@ -1,0 +1,294 @@
+"""Questions and tool approvals between the thread and a paused task.
+
+Theory of operation: when a task pauses, the turn engine posts the prompt
+and stores an ``OpenQuestion`` under the pause's key (a digest of its
+name): the prompt's progress (``ApprovalLedger`` or ``AnswerSheet``), where
+the prompt is, and which turn and session generation it belongs to. The
+session keeps its turn active meanwhile, so replies queue behind it.
+
+People act through the ingress: a click or a modal is parsed by
+``shared.slack.prompts``, applied to the stored progress with a write
+guarded by the document's update time (two approvers clicking at once
+cannot both decide a tool), and the prompt is updated in place. A click
+from someone who may not decide gets an ephemeral refusal and changes
+nothing. Every tool decision is kept in ``kourier_audit`` and logged. When
+the progress is complete the question becomes ``answering`` (once: the
+same precondition) and a Cloud Task asks ``stream_follow`` to send the
+answer; the question's timer (``timeout``) and that task carry the same
+generation, so whichever comes first wins and the other finds the session
+moved on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import structlog
+from google.api_core.exceptions import FailedPrecondition
+from google.cloud import firestore
+from slack_sdk.errors import SlackApiError
+
+from shared.config import Binding
+from shared.core.answers import (
+    ApprovalLedger,
+    Decision,
+    Progress,
+    RefusedClick,
+    audit_record,
+    progress_from_dict,
+)
+from shared.core.model import Actor
+from shared.handoff import schedule_call
+from shared.settings import get_settings
+from shared.slack.prompts import (
+    AnswerFormOpened,
+    Unusable,
+    answer_modal,
+    apply_interaction,
+    modal_errors,
+    parse_interaction,
+    render_prompt,
+)
+from shared.slack.web import slack_client
+from shared.store import Store, now
+
+QUESTIONS = "kourier_questions"
+AUDIT = "kourier_audit"
+
+QuestionStatus = Literal["open", "answering", "closed"]
+
+log = structlog.get_logger()
+
+
+@dataclass
+class OpenQuestion:
+    """A pause shown in a thread, and what people have done with it so far."""
+
+    key: str
+    session_id: str
+    turn_id: str
+    binding: str
+    channel: str
+    thread_ts: str
+    fingerprint: str
+    progress: dict[str, Any]
+    generation: int
+    prompt_ts: str | None = None
+    status: QuestionStatus = "open"
+    answers_sent: int = 0
+
+    @property
+    def current(self) -> Progress:
+        """The progress, as the pure core reads it."""
+        return progress_from_dict(self.progress)
+
+    @property
+    def answer_message_id(self) -> str:
+        """The messageId of the answer being sent: an answer has its own."""
+        return f"answer-{self.key}-{self.answers_sent}"
+
+
+class QuestionStore:
+    """Firestore: open questions and the audit log of decisions."""
+
+    def __init__(self, store: Store) -> None:
+        self._db: firestore.Client = store.db
+
+    def get(self, key: str) -> OpenQuestion | None:
+        """The question stored under ``key``."""
+        snapshot = self._db.collection(QUESTIONS).document(key).get()
+        return _question(snapshot.to_dict()) if snapshot.exists else None
+
+    def put(self, question: OpenQuestion) -> None:
+        """Store (or replace) a question."""
+        self._db.collection(QUESTIONS).document(question.key).set(
+            {**asdict(question), "updated_at": now()}
+        )
+
+    def change(
+        self, key: str, decide: Callable[[OpenQuestion], OpenQuestion | None], attempts: int = 20
+    ) -> OpenQuestion | None:
+        """Apply ``decide`` under a precondition; None when it changes nothing."""
+        ref = self._db.collection(QUESTIONS).document(key)
+        for _ in range(attempts):
+            snapshot = ref.get()
+            if not snapshot.exists:
+                return None
+            wanted = decide(_question(snapshot.to_dict()))
+            if wanted is None:
+                return None
+            try:
+                ref.update(
+                    {**asdict(wanted), "updated_at": now()},
+                    option=self._db.write_option(last_update_time=snapshot.update_time),
+                )
+            except FailedPrecondition:
+                continue
+            return wanted
+        raise RuntimeError(f"question {key} kept changing under us")
+
+    def audit(self, question: OpenQuestion, decisions: tuple[Decision, ...]) -> None:
+        """Keep and log every tool decision: who, which tool with which arguments, why, when."""
+        progress = question.current
+        if not isinstance(progress, ApprovalLedger) or not decisions:
+            return
+        for decision in decisions:
+            record = {
+                **audit_record(progress.pause, decision),
+                "session_id": question.session_id,
+                "turn_id": question.turn_id,
+                "binding": question.binding,
+                "question": question.key,
+            }
+            entry = f"{question.key}-{decision.tool_id}-{decision.at.timestamp()}"
+            doc_id = hashlib.sha256(entry.encode()).hexdigest()[:32]
+            self._db.collection(AUDIT).document(doc_id).set(record)
+            log.info("approval_decided", **{k: v for k, v in record.items() if k != "at"})
+
+
+def show_prompt(question: OpenQuestion) -> None:
+    """Post the prompt, or update it in place to show its progress."""
+    prompt = render_prompt(question.current)
+    if isinstance(prompt, Unusable):  # a later form always fits when the first did
+        raise RuntimeError(f"prompt {question.key} no longer fits: {prompt.reason}")
+    client = slack_client()
+    if question.prompt_ts is None:
+        answer = client.chat_postMessage(
+            channel=question.channel, thread_ts=question.thread_ts, text=prompt.text, blocks=prompt.blocks
+        )
+        question.prompt_ts = str(answer["ts"])
+    else:
+        client.chat_update(channel=question.channel, ts=question.prompt_ts, text=prompt.text, blocks=prompt.blocks)
+
+
+def request_answer(question: OpenQuestion) -> None:
+    """Ask ``stream_follow`` to send the answer of a complete question."""
+    settings = get_settings()
+    schedule_call(
+        settings.follow_queue,
+        settings.stream_follow_url,
+        {
+            "session_id": question.session_id,
+            "turn_id": question.turn_id,
+            "generation": question.generation,
+            "answer": question.key,
+        },
+        name=f"answer-{question.key}-{question.answers_sent}",
+    )
+
+
+# What people do (called by the ingress) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class InteractionReply:
+    """What the ingress answers Slack: nothing, or a modal's errors."""
+
+    body: dict[str, Any] | None = None
+
+
+def handle_interaction(
+    questions: QuestionStore, payload: dict[str, Any], binding_of: Callable[[str], Binding]
+) -> InteractionReply:
+    """A click or a modal submission on a prompt."""
+    interaction = parse_interaction(payload)
+    if interaction is None:
+        return InteractionReply()
+    question = questions.get(interaction.key)
+    channel = _channel_of(payload)
+    if question is None or question.status != "open":
+        if channel:
+            _refuse(channel, interaction.user, "This question is closed.")
+        return InteractionReply()
+    if isinstance(interaction, AnswerFormOpened):
+        view = answer_modal(question.current)  # type: ignore[arg-type]
+        if view is not None:
+            slack_client().views_open(trigger_id=interaction.trigger_id, view=view)
+        return InteractionReply()
+    binding = binding_of(question.binding)
+    approvers = binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
+    refusal: list[str] = []
+    decisions: list[Decision] = []
+
+    def apply(current: OpenQuestion) -> OpenQuestion | None:
+        refusal.clear()
+        decisions.clear()
+        if current.status != "open":
+            return None
+        progress = current.current
+        try:
+            applied = apply_interaction(progress, interaction, now(), approvers)
+        except RefusedClick as refused:
+            refusal.append(str(refused))
+            return None
+        if not applied.changed:
+            return None
+        decisions.extend(applied.decisions)
+        current.progress = progress.to_dict()
+        if progress.complete:
+            current.status = "answering"
+        return current
+
+    changed = questions.change(question.key, apply)
+    if refusal:
+        texts = getattr(interaction, "texts", None)
+        if texts is not None:
+            return InteractionReply(modal_errors(texts, refusal[0]))
+        _refuse(channel or question.channel, interaction.user, refusal[0])
+        return InteractionReply()
+    if changed is not None:
+        _after_change(questions, changed, tuple(decisions))
+    return InteractionReply()
+
+
+def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str) -> bool:
+    """A thread reply answers the open text question (or first open free-text one)."""
+    taken: list[bool] = []
+
+    def apply(current: OpenQuestion) -> OpenQuestion | None:
+        taken.clear()
+        progress = current.current
+        if current.status != "open" or isinstance(progress, ApprovalLedger):
+            return None
+        if not progress.reply(text, Actor(id=user, platform="slack"), now()):
+            return None
+        taken.append(True)
+        current.progress = progress.to_dict()
+        if progress.complete:
+            current.status = "answering"
+        return current
+
+    changed = questions.change(key, apply)
+    if changed is None:
+        return False
+    _after_change(questions, changed, ())
+    return True
+
+
+def _after_change(questions: QuestionStore, question: OpenQuestion, decisions: tuple[Decision, ...]) -> None:
+    show_prompt(question)
+    questions.audit(question, decisions)
+    if question.status == "answering":
+        request_answer(question)
+
+
+def _refuse(channel: str, user: str, text: str) -> None:
+    try:
+        slack_client().chat_postEphemeral(channel=channel, user=user, text=text)
+    except SlackApiError:
+        log.warning("ephemeral_failed", channel=channel)
+
+
+def _channel_of(payload: dict[str, Any]) -> str | None:
+    container = payload.get("container") or {}
+    channel = container.get("channel_id") or (payload.get("channel") or {}).get("id")
+    return str(channel) if channel else None
+
+
+def _question(data: dict[str, Any] | None) -> OpenQuestion:
+    assert data is not None
+    fields = OpenQuestion.__dataclass_fields__
+    return OpenQuestion(**{k: v for k, v in data.items() if k in fields})
