@@ -36,6 +36,7 @@ from shared.a2a.client import AgentClient
 from shared.a2a.errors import (
     AgentBusy,
     AgentError,
+    AnswerRejected,
     CardUnusable,
     CredentialsRejected,
     DiscoveryFailed,
@@ -115,6 +116,7 @@ def classify(error: AgentError) -> Failure:
         (CardUnusable, Failure.REFUSED),
         (DiscoveryFailed, Failure.UNREACHABLE),
         (AgentBusy, Failure.BUSY),
+        (AnswerRejected, Failure.ANSWER_REJECTED),
         (SessionGone, Failure.SESSION_GONE),
         (StreamDropped, Failure.DROPPED),
         (OutcomeUnknown, Failure.UNKNOWN),
