@@ -100,3 +100,15 @@ def test_a_follow_up_in_the_thread_continues_the_agents_context(
     assert context
     assert first_send["params"]["message"].get("contextId") in (None, "")
     assert second.thread_ts == first.ts
+
+
+def test_a_message_in_a_channel_with_no_binding_is_acknowledged_and_ignored(
+    standin: SlackStandin, agent: DemoAgent, db: firestore.Client
+) -> None:
+    posted = standin.say("C0UNBOUND", "nobody listens here")
+    assert posted.statuses == [200]
+    real = standin.say(DEMO_CHANNEL, "and a bound channel answers")
+    finished_answer(standin, real.ts, "and a bound channel answers")
+    assert not db.collection(TURNS).where(filter=firestore.FieldFilter("ts", "==", posted.ts)).get()
+    assert not agent.sends_containing("nobody listens here")
+    assert not [m for m in standin.thread("C0UNBOUND", posted.ts) if m.is_bot]

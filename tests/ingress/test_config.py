@@ -1,0 +1,74 @@
+"""The config file: valid shapes load, bad ones name the bad field."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from shared.config import parse_config
+from shared.errors import ConfigError
+
+GOOD = """
+agentBackends:
+  - name: demo
+    url: http://127.0.0.1:9101/
+    headers: {X-Team: sre}
+  - name: k8s
+    url: http://kagent.example/api/
+    dialect: kagent-v1
+    namespace: kagent
+    agent: k8s-agent
+bindings:
+  - name: sre
+    platform: slack
+    channels: [C0123456789]
+    agentBackend: demo
+    identity: {userId: kourier}
+    interactions:
+      questions: {timeout: 15m}
+      toolApprovals: {approvers: [U0123456789], timeout: 1h30m}
+  - name: ops
+    channels: [C0OPS]
+    agentBackend: k8s
+    identity: {tokenSecretRef: {name: k8s-token}}
+"""
+
+
+def test_the_documented_shape_loads() -> None:
+    config = parse_config(GOOD)
+    sre = config.binding_for_channel("C0123456789")
+    assert sre is not None and sre.name == "sre"
+    assert sre.interactions.tool_approvals is not None
+    assert sre.interactions.tool_approvals.timeout == timedelta(hours=1, minutes=30)
+    assert config.backend("demo").endpoint == "http://127.0.0.1:9101/"
+    assert config.backend("k8s").endpoint == "http://kagent.example/api/agents/kagent/k8s-agent"
+    ops = config.binding("ops")
+    assert ops.interactions.questions is None and ops.interactions.tool_approvals is None
+    assert config.binding_for_channel("C0NOBODY") is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("agentBackend: demo", "agentBackend: dmeo"), "bindings[0].agentBackend: no agentBackend named 'dmeo'"),
+        (("{userId: kourier}", "{}"), "bindings[0].identity: set exactly one of userId or tokenSecretRef"),
+        (("timeout: 15m", "timeout: soon"), "bindings[0].interactions.questions.timeout: 'soon' is not a duration"),
+        (("url: http://127", "url: ftp://127"), "agentBackends[0].url"),
+        (("agent: k8s-agent", "agent: ''"), "dialect kagent-v1 needs both namespace and agent"),
+        (("channels: [C0OPS]", "channels: [C0123456789]"), "channel C0123456789 is bound twice"),
+        (("approvers: [U0123456789]", "approvers: []"), "bindings[0].interactions.toolApprovals.approvers"),
+        (("platform: slack", "platform: teams"), "bindings[0].platform"),
+        (("    headers: {X-Team: sre}", "    hedaers: {X-Team: sre}"), "agentBackends[0].hedaers"),
+    ],
+)
+def test_a_bad_file_fails_with_a_message_naming_the_field(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(GOOD.replace(*change, 1), source="kourier.yaml")
+    assert str(error.value).startswith("kourier.yaml: ")
+    assert message in str(error.value)
+
+
+def test_a_file_that_is_not_yaml_says_so() -> None:
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        parse_config("agentBackends: [", source="kourier.yaml")
