@@ -12,8 +12,8 @@ queue only once Slack took it, so slack_sdk's retries of a rate-limited call
 (HTTP 429, after Retry-After) delay text but never lose or reorder it.
 
 Slack cuts a streamed message after about five minutes and caps its size,
-so the reply rolls over to a continuation message before either, and when
-Slack answers ``msg_too_long`` (the reply then keeps its messages shorter)
+so the reply rolls over to a continuation message before either (the timer
+stops an idle stream in time too), and when Slack answers ``msg_too_long`` (the reply then keeps its messages shorter)
 or ``message_not_in_streaming_state`` (a stream Slack already cut). A code
 block open at the cut is closed at the end of one message and opened again
 at the start of the next, with the same fence. A step still running is
@@ -250,6 +250,8 @@ class ThreadReply:
             if not self._fallback:
                 self._queue_text(self._markdown.flush())
                 self._send_queue()
+                if self._stream() is None and any(chunk["type"] == "task_update" for chunk in self._carry):
+                    self._start_stream([], 0)  # the steps a roll-over continued, to close them
                 stream = self._stream()
                 if stream is not None:
                     self._stop(stream)
@@ -286,7 +288,7 @@ class ThreadReply:
             }
 
     def restore(self, state: dict[str, Any]) -> None:
-        """Continue a reply that another function began."""
+        """Continue a reply that another function began (and do what is due by now)."""
         with self._lock:
             self._answer = state["answer"]
             self._markdown = MarkdownStream.from_state(state["markdown"])
@@ -301,6 +303,7 @@ class ThreadReply:
             self._fallback = state["fallback"]
             self._room = state["room"]
             self._status_at = state["status_at"]
+            self._pump()
 
     # Scheduling -----------------------------------------------------------------
 
@@ -318,6 +321,14 @@ class ThreadReply:
                 self._send_queue()
             else:
                 due.append(ready_at)
+        stream = self._stream()
+        if stream is not None and not self._fallback:
+            # An idle stream too: stopped before Slack cuts it with a step still running.
+            too_old_at = stream.started_at + self._limits.stream_seconds
+            if now >= too_old_at:
+                self._roll_over(stream)
+            else:
+                due.append(too_old_at)
         if self._fallback:  # maybe only since the queue was sent: streams were refused
             ready_at = self._last_layout + self._limits.update_interval
             if now >= ready_at:
@@ -447,7 +458,8 @@ class ThreadReply:
         self._shown_in_stream(self._carry)
         self._carry = []
         self._status_at = None
-        self._taken(batch)
+        if batch:
+            self._taken(batch)
 
     def _append_stream(self, stream: _Message, batch: list[dict[str, Any]], size: int) -> None:
         try:

@@ -315,3 +315,24 @@ def test_step_summaries_hide_secrets(standin: SlackStandin, slack: WebClient, th
     [card] = message.tasks
     assert card.details == f'{{"service": "api", "api_key": "{REDACTED}"}}'
     assert card.output == f'{{"log": "used token {REDACTED}"}}'
+
+
+def test_an_idle_stream_is_stopped_in_time_and_its_running_step_closes_in_the_next_message(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, ReplyLimits(stream_seconds=1.0, stream_interval=0.05))
+    assembler = ReplyAssembler()
+
+    play(reply, assembler, [chunk("answer", text("Building.\n")), chunk("answer", call("call-1", "build"), append=True)])
+    [first] = standin.wait_for(
+        lambda: [m for m in bot_replies(standin, thread_ts) if m.stream == "stopped"], timeout=30
+    )
+    assert first.tasks[0].status == "complete" and not first.tasks[0].left_unfinished
+    play(reply, assembler, [chunk("answer", result("call-1", "build"), append=True)])
+    reply.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(messages) == 2
+    assert cards(messages) == [("call-1", "build", "complete"), ("call-1", "build", "complete")]
+    assert messages[0].tasks[0].output == "continued in the next message"
+    assert joined_answer(messages) == "Building.\n"
