@@ -28,9 +28,13 @@ class Process:
         self.name = name
         self.log_path = log_dir / f"{name}.log"
         log_dir.mkdir(parents=True, exist_ok=True)
+        self._argv, self._env = list(argv), dict(env)
         self._log = self.log_path.open("ab")
-        self._popen = subprocess.Popen(
-            list(argv), env=dict(env), stdout=self._log, stderr=subprocess.STDOUT,
+        self._popen = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self._argv, env=self._env, stdout=self._log, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, start_new_session=True,
         )
 
@@ -47,6 +51,20 @@ class Process:
                 pass
             time.sleep(0.2)
         raise StartupError(f"{self.name} did not answer at {url} within {timeout:.0f}s; see {self.log_path}")
+
+    def kill(self) -> None:
+        """Kill the process and everything it started at once (SIGKILL), as a crash would."""
+        try:
+            os.killpg(self._popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._popen.wait()
+
+    def start_again(self) -> None:
+        """Start the same command again, with the same environment and log file, once it has exited."""
+        if self._popen.poll() is None:
+            raise RuntimeError(f"{self.name} is still running")
+        self._popen = self._spawn()
 
     def stop(self) -> None:
         """Stop the process and everything it started."""

@@ -79,6 +79,17 @@ class Stack:
     log_dir: Path
     processes: list[Process]
 
+    def restart(self, name: str) -> None:
+        """Kill one function's process at once, as a crash would, and start it again on its port.
+
+        Returns when the new process answers HTTP. What the killed one was
+        doing is lost: recovery is the product's (redelivery, the sweep).
+        """
+        process = next(p for p in self.processes if p.name == name)
+        process.kill()
+        process.start_again()
+        process.wait_http(self.ports.function_url(name))
+
 
 def demo_config(agent_url: str) -> str:
     """The config of the local run: one binding, one channel, the demo agent."""
