@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     inline_wait_seconds: float = Field(5.0, alias="KOURIER_INLINE_WAIT_SECONDS")
     # At most one checkpoint write per this many seconds while a stream runs.
     checkpoint_seconds: float = Field(5.0, alias="KOURIER_CHECKPOINT_SECONDS")
+    # Log every Firestore document write ("firestore_write"), so that
+    # bench/writes_per_turn.py can count them; off in production.
+    log_firestore_writes: bool = Field(False, alias="KOURIER_LOG_FIRESTORE_WRITES")
 
 
     @property

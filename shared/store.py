@@ -23,10 +23,13 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
+import structlog
 from google.api_core.exceptions import AlreadyExists, FailedPrecondition, NotFound
 from google.cloud import firestore
 
 from shared.settings import get_settings
+
+log = structlog.get_logger()
 
 SESSIONS = "kourier_sessions"
 TURNS = "kourier_turns"
@@ -113,6 +116,7 @@ class Store:
     def remember_event(self, event_id: str, keep: timedelta = timedelta(hours=1)) -> None:
         """Record a handled Slack event ID (kept at least ``keep``; TTL on expire_at)."""
         self._db.collection(EVENTS).document(event_id).set({"expire_at": now() + keep})
+        _wrote(EVENTS, event_id)
 
     # Turns ---------------------------------------------------------------------
 
@@ -126,6 +130,7 @@ class Store:
             existing = self.turn(turn.id)
             assert existing is not None
             return existing
+        _wrote(TURNS, turn.id)
         return turn
 
     def turn(self, turn_id: str) -> Turn | None:
@@ -136,6 +141,7 @@ class Store:
     def set_turn(self, turn_id: str, **fields: Any) -> None:
         """Update fields of a turn."""
         self._db.collection(TURNS).document(turn_id).update({**fields, "updated_at": now()})
+        _wrote(TURNS, turn_id)
 
     def waiting_turns(self, session_id: str) -> list[Turn]:
         """The session's turns not yet carried, oldest first (Slack order)."""
@@ -182,6 +188,7 @@ class Store:
                     ref.create(asdict(wanted))
             except (FailedPrecondition, AlreadyExists, NotFound):
                 continue
+            _wrote(SESSIONS, session_id)
             return wanted
         raise RuntimeError(f"session {session_id} kept changing under us")
 
@@ -225,6 +232,13 @@ class Store:
         self._db.collection(USERS).document(user_id).set(
             {"profile": profile, "expire_at": now() + keep}
         )
+        _wrote(USERS, user_id)
+
+
+def _wrote(collection: str, document: str) -> None:
+    """Log a document write when the writes-per-turn benchmark counts them."""
+    if get_settings().log_firestore_writes:
+        log.info("firestore_write", collection=collection, document=document)
 
 
 def _turn(data: dict[str, Any] | None) -> Turn:
