@@ -58,7 +58,7 @@ def test_a_replayed_stream_shows_each_step_once_and_the_answer_once(
     messages = bot_replies(stack_standin, posted.ts, channel)
     assert len(messages) == 1, "one reply and no notice"
     [reply] = messages
-    assert reply.stream == "stopped"
+    assert reply.stream == "stopped" and not reply.edited
     assert joined_answer(messages) == to_slack_markdown(recording.answer())
     assert cards(messages) == [(call_id, name, "complete") for call_id, name in recording.tool_calls()]
     methods = [call.method for call in stack_standin.calls() if posted.ts in call.params.values()]

@@ -162,7 +162,7 @@ def test_a_stream_slack_already_cut_continues_in_a_new_message(
     reply.finish()
 
     messages = bot_replies(standin, thread_ts)
-    assert len(messages) == 2
+    assert len(messages) >= 2
     assert joined_answer(messages) == first + second
     assert final_cards(messages) == {"call-1": "complete"}
     assert any(call.error == "message_not_in_streaming_state" for call in standin.calls())
