@@ -7,6 +7,11 @@ its 3-second limit. A Slack retry, or the ``message`` twin of an
 ``app_mention``, finds the turn already stored and adds nothing. If the
 hand-off fails, the event is not remembered and Slack's retry hands it off
 again.
+
+Interactivity (a click on a prompt, a modal submitted) goes to
+``shared.questions``, which answers at once; a reply in a thread whose
+agent waits on a question answers it there, and becomes a turn only when
+the question takes no reply.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from shared import questions
 from shared.config import load_config
 from shared.errors import SlackRequestRejected
 from shared.handoff import publish_turn
-from shared.questions import QuestionStore, answer_by_reply, handle_interaction
+from shared.questions import QuestionStore
 from shared.settings import get_settings
 from shared.slack.events import ChatMessage, read_message
 from shared.slack.verify import verify_slack_request
@@ -73,7 +79,8 @@ def _take_message(store: Store, message: ChatMessage) -> None:
         return  # a thread Kourier is not part of
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
-        if answer_by_reply(QuestionStore(store), session.open_question, message.text, message.user):
+        question_store = QuestionStore(store)
+        if questions.answer_by_reply(question_store, session.open_question, message.text, message.user):
             return
     turn = store.record_turn(
         Turn(
@@ -103,5 +110,5 @@ def handle_interaction(body: bytes, headers: Mapping[str, str]) -> Reply:
     if not isinstance(payload, dict):
         return Reply(400, "invalid payload")
     config = load_config(get_settings().config_path)
-    answer = handle_interaction(QuestionStore(get_store()), payload, config.binding)
+    answer = questions.handle_interaction(QuestionStore(get_store()), payload, config.binding)
     return Reply(200, answer.body if answer.body is not None else "")
