@@ -7,9 +7,13 @@ order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
 Slack. What a run must not forget is its *checkpoint*, kept on the turn's
 document: the machine's state, the assembler's state (what was delivered),
 the reply's state, ``observed_at`` and ``caught_up``. It is written when the
-task is first named, at most every few seconds while a stream runs
-(coalesced, so a long answer costs a bounded number of writes), and whenever
-the run stops before the turn ends.
+task is first named, when the reply has posted a new Slack message, at most
+every few seconds while a stream runs (coalesced, so a long answer costs a
+bounded number of writes), and whenever the run stops before the turn ends.
+A function that dies is taken over from its last checkpoint (see
+``shared.engine``): it continues the same Slack messages, and what was shown
+since that checkpoint is shown again in place, not twice (see
+``ThreadReply.restore``).
 
 A run stops before the end in two ways. Near its function's deadline it
 hands over: it checkpoints and schedules ``stream_follow`` through a Cloud
@@ -145,13 +149,15 @@ class TurnRun:
         self.status: TaskStatus | None = None
         self.last_snapshot: str | None = None
         self._last_checkpoint = 0.0
+        self._checkpointed_posts: list[str] = []
+        """The reply's Slack messages the last checkpoint knows."""
 
     # Entry points -------------------------------------------------------------
 
     def start(self) -> None:
         """Carry the turn from the beginning, or take over one whose function died."""
         if self.turn.checkpoint:
-            self._restore(json.loads(self.turn.checkpoint), resumed=True)
+            self._restore(json.loads(self.turn.checkpoint), resumed=True, taken_over=True)
             self._run(self._resume_actions())
             return
         self.store.set_turn(self.turn.id, status="running")
@@ -556,10 +562,14 @@ class TurnRun:
     # Checkpoints ----------------------------------------------------------------
 
     def _checkpoint_now(self, force: bool) -> None:
+        posted = self.reply.posted
+        if posted != self._checkpointed_posts:
+            force = True  # a function taking over must continue this message, not post another
         if not force and time.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds:
             return
         assert self.machine is not None
         self._last_checkpoint = time.monotonic()
+        self._checkpointed_posts = posted
         self.store.set_turn(
             self.turn.id,
             checkpoint=json.dumps({
@@ -574,7 +584,9 @@ class TurnRun:
         )
         self.store.renew_lease(self.session.id, self.turn.id, self.settings.lease)
 
-    def _restore(self, checkpoint: dict[str, Any] | None, resumed: bool) -> None:
+    def _restore(
+        self, checkpoint: dict[str, Any] | None, resumed: bool, taken_over: bool = False
+    ) -> None:
         if checkpoint is None:
             return
         answering = checkpoint.get("answering")
@@ -582,7 +594,7 @@ class TurnRun:
         state = TurnState.from_dict(checkpoint["machine"])
         self.machine = TurnMachine(resume_state(state) if resumed else state, timings(self.settings))
         self.assembler = ReplyAssembler.from_state(checkpoint["reply"])
-        self.reply.restore(checkpoint["slack"])
+        self.reply.restore(checkpoint["slack"], taken_over=taken_over)
         self.last_snapshot = checkpoint.get("snapshot")
         self.session.task_id = state.task_id
 

@@ -39,7 +39,11 @@ agent works, set again before Slack clears it after two minutes; never once
 a message is posted, as a status after a stream starts adds a message.
 
 The reply's state is plain JSON (``to_state``/``restore``), so a function
-that takes the turn over continues the same messages.
+that takes the turn over continues the same messages. If the function before
+it died, its stream may show text streamed after the state was saved: that
+text is streamed again, and the message is written whole when its stream
+stops, so it shows each part once (step cards are keyed by call ID, so a
+step shown again changes nothing).
 """
 
 from __future__ import annotations
@@ -119,6 +123,10 @@ class _Message:
     written: str | None = None
     """The payload last written with chat.postMessage or chat.update."""
     written_at: float = 0.0
+    rewrite: bool = False
+    """Slack may show more than ``text`` (its function died after its last
+    checkpoint, and what it streamed since is streamed again): when the
+    stream ends, ``text`` is written whole."""
 
 
 class ThreadReply:
@@ -287,8 +295,22 @@ class ThreadReply:
                 "status_at": self._status_at,
             }
 
-    def restore(self, state: dict[str, Any]) -> None:
-        """Continue a reply that another function began (and do what is due by now)."""
+    @property
+    def posted(self) -> list[str]:
+        """The ts of each message of the reply posted so far, oldest first."""
+        with self._lock:
+            return [message.ts for message in self._messages if message.ts]
+
+    def restore(self, state: dict[str, Any], taken_over: bool = False) -> None:
+        """Continue a reply that another function began (and do what is due by now).
+
+        Args:
+            state: What ``to_state`` returned in that function.
+            taken_over: That function died after it saved ``state``: its
+                stream may show text that ``state`` does not hold. The text is
+                sent again, and the stream's message is written whole once it
+                stops, so that it shows each part once.
+        """
         with self._lock:
             self._answer = state["answer"]
             self._markdown = MarkdownStream.from_state(state["markdown"])
@@ -303,6 +325,9 @@ class ThreadReply:
             self._fallback = state["fallback"]
             self._room = state["room"]
             self._status_at = state["status_at"]
+            stream = self._stream()
+            if taken_over and stream is not None:
+                stream.rewrite = True
             self._pump()
 
     # Scheduling -----------------------------------------------------------------
@@ -501,6 +526,7 @@ class ThreadReply:
         if already_cut:
             stream.streaming = False
             self._running = {}
+            self._rewrite(stream)
         else:
             self._stop(stream, closing, running_output=CONTINUED)
         self._carry = running + ([{"type": "markdown_text", "text": opening}] if opening else [])
@@ -521,6 +547,14 @@ class ThreadReply:
             self._call_stop(stream, closed)
         stream.streaming = False
         self._running = {}
+        self._rewrite(stream)
+
+    def _rewrite(self, stream: _Message) -> None:
+        """Write a stopped stream's text whole, if Slack may show more (see ``_Message.rewrite``)."""
+        if stream.rewrite:
+            text = stream.text or EMPTIED
+            self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
+            stream.rewrite = False
 
     def _call_stop(self, stream: _Message, chunks: list[dict[str, Any]]) -> bool:
         """chat.stopStream; False when Slack had already cut the stream."""
