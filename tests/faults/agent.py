@@ -1,0 +1,509 @@
+"""A scripted A2A 1.0 agent that keeps real tasks and misbehaves on purpose.
+
+Theory of operation: where the A2A client tests' ``ScriptedAgent`` answers
+each request from a script, this agent keeps tasks, as a real agent does. A
+send that it takes starts a task: a thread plays the test's ``Script`` (text
+chunks and tool calls, a pause apart) into the task's event log and ends it
+completed. Every stream, the send's or a SubscribeToTask, is a view onto that
+log, so a stream that drops loses the connection and nothing of the task;
+GetTask and ListTasks answer from the task as it stands. The faults are the
+script's: sends refused with HTTP 500 or -32004, a send taken and dropped
+before its first event, the send's stream dropped after an event, or held
+after one until the test releases it (while the task runs on), the card
+held, no SubscribeToTask. Every request is recorded with the time it
+arrived, and a send that arrives while a task of its context still runs is
+recorded as an overlap. The server speaks raw HTTP/1.1 (chunked SSE, one
+connection per request) like ``tests.a2a.agents``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from shared.a2a.discovery import CARD_PATH
+
+COMPLETED = "TASK_STATE_COMPLETED"
+WORKING = "TASK_STATE_WORKING"
+SUBMITTED = "TASK_STATE_SUBMITTED"
+
+
+@dataclass(frozen=True)
+class Text:
+    """A chunk of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call and, ``seconds`` later, its result, as ADK tags them."""
+
+    call_id: str
+    name: str
+    seconds: float = 0.0
+
+
+Piece = Text | ToolCall
+
+
+def canonical_answer(pieces: list[Piece]) -> str:
+    """The answer a person should read once: the text chunks joined."""
+    return "".join(piece.text for piece in pieces if isinstance(piece, Text))
+
+
+def tool_names(pieces: list[Piece]) -> list[str]:
+    """The steps a person should see once each, in order."""
+    return [piece.name for piece in pieces if isinstance(piece, ToolCall)]
+
+
+DEFAULT_PIECES: list[Piece] = [
+    Text("Checking the runbook. "),
+    ToolCall("call-1", "read_runbook"),
+    Text("The disk is full on db-2; "),
+    Text("rotate the logs and restart the service."),
+]
+
+
+@dataclass
+class Script:
+    """How the agent answers, set by each test before it writes in Slack."""
+
+    pieces: list[Piece] = field(default_factory=lambda: list(DEFAULT_PIECES))
+    gap: float = 0.05
+    """Seconds between two events of a task."""
+    failed_sends: int = 0
+    """The first sends of each messageId answered HTTP 500 before any event, and not taken."""
+    busy_for: float = 0.0
+    """Sends of a messageId answered -32004 until this many seconds after its first send."""
+    taken_then_dropped: bool = False
+    """The first send of each messageId is taken, then its connection drops before any event."""
+    drop_send_after: int | None = None
+    """The send's stream drops after this many events (the task runs on)."""
+    hold_send_after: int | None = None
+    """The send's stream stops after this many events until ``released`` is set (the task runs on)."""
+    hold_card: bool = False
+    """Card requests wait until ``released`` is set."""
+    can_subscribe: bool = True
+    """Whether SubscribeToTask is implemented (else JSON-RPC -32601)."""
+    reached: threading.Event = field(default_factory=threading.Event)
+    """Set when a held request is being held."""
+    released: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class Received:
+    """One JSON-RPC request the agent received."""
+
+    method: str
+    params: dict[str, Any]
+    at: float
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The message of a send."""
+        return dict(self.params.get("message") or {})
+
+
+@dataclass
+class AgentTask:
+    """A task the agent runs: its log of stream results, and what GetTask shows."""
+
+    id: str
+    context_id: str
+    user_message: dict[str, Any]
+    state: str = SUBMITTED
+    stamp: str = field(default_factory=lambda: _stamp())
+    log: list[dict[str, Any]] = field(default_factory=list)
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the task has settled."""
+        return self.ended_at is not None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The task as GetTask, ListTasks and SubscribeToTask show it (1.0 JSON)."""
+        task: dict[str, Any] = {
+            "id": self.id,
+            "contextId": self.context_id,
+            "status": {"state": self.state, "timestamp": self.stamp},
+            "history": [self.user_message],
+        }
+        if self.parts:
+            task["artifacts"] = [{"artifactId": "answer", "name": "answer", "parts": list(self.parts)}]
+        return task
+
+
+class FaultyAgent:
+    """The agent: its card, its tasks, what it received, and the current ``script``."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.script = Script()
+        self.received: list[Received] = []
+        self.tasks: dict[str, AgentTask] = {}
+        self.overlaps: list[tuple[str, str]] = []
+        """(messageId of a send, id of a task of its context that was still running)."""
+        self._lock = threading.Lock()
+        self._first_send_at: dict[str, float] = {}
+        self._sends_seen: dict[str, int] = {}
+        self._stopping = threading.Event()
+        self._numbers = itertools.count(1)
+
+    @property
+    def url(self) -> str:
+        """The agent's endpoint."""
+        return f"http://127.0.0.1:{self.port}/"
+
+    def card(self) -> dict[str, Any]:
+        """A well-formed A2A 1.0 card."""
+        return {
+            "name": "faulty",
+            "description": "misbehaves on purpose",
+            "version": "1",
+            "supportedInterfaces": [{"url": self.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {"streaming": True},
+            "defaultInputModes": ["text"],
+            "defaultOutputModes": ["text"],
+            "skills": [],
+        }
+
+    def use(self, script: Script) -> Script:
+        """Answer from now on as ``script`` says; returns it."""
+        self.script = script
+        return script
+
+    def forget(self) -> None:
+        """Forget what was received (the tasks stay, as on a real agent)."""
+        with self._lock:
+            self.received.clear()
+            self.overlaps.clear()
+
+    # What the tests read -------------------------------------------------------
+
+    def calls(self, method: str) -> list[Received]:
+        """The requests of one JSON-RPC method, oldest first."""
+        with self._lock:
+            return [r for r in self.received if r.method == method]
+
+    def sends(self, text: str | None = None) -> list[Received]:
+        """The sends received (whose text contains ``text``, if given), oldest first."""
+        sends = self.calls("SendStreamingMessage")
+        if text is None:
+            return sends
+        return [s for s in sends if text in "".join(p.get("text", "") for p in s.message.get("parts", []))]
+
+    def tasks_of(self, message_id: str) -> list[AgentTask]:
+        """The tasks started for a messageId."""
+        with self._lock:
+            return [t for t in self.tasks.values() if t.user_message.get("messageId") == message_id]
+
+    def stop(self) -> None:
+        """Release everything held: the server is going away."""
+        self._stopping.set()
+        self.script.released.set()
+
+    # Serving ---------------------------------------------------------------------
+
+    def handle(self, exchange: Exchange) -> None:
+        """Answer one HTTP request."""
+        if exchange.verb == "GET":
+            if not exchange.path.endswith(CARD_PATH):
+                exchange.status(404)
+                return
+            script = self.script
+            if script.hold_card:
+                script.reached.set()
+                script.released.wait()
+            exchange.json(self.card())
+            return
+        body = exchange.body if isinstance(exchange.body, dict) else {}
+        method, params = str(body.get("method")), dict(body.get("params") or {})
+        with self._lock:
+            self.received.append(Received(method, params, time.time()))
+        answer = {
+            "SendStreamingMessage": self._send,
+            "SubscribeToTask": self._subscribe,
+            "GetTask": self._get_task,
+            "ListTasks": self._list_tasks,
+            "CancelTask": self._cancel_task,
+        }.get(method)
+        if answer is None:
+            exchange.json(_error(-32601, "method not found"))
+            return
+        answer(exchange, params)
+
+    def _send(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        script = self.script
+        message = dict(params.get("message") or {})
+        message_id = str(message.get("messageId"))
+        with self._lock:
+            first_at = self._first_send_at.setdefault(message_id, time.time())
+            seen = self._sends_seen[message_id] = self._sends_seen.get(message_id, 0) + 1
+        if seen <= script.failed_sends:
+            exchange.status(500, body=b"scripted failure")
+            return
+        if time.time() - first_at < script.busy_for:
+            exchange.json(_error(-32004, "busy"))
+            return
+        task = self._start_task(message, script)
+        if script.taken_then_dropped and seen == 1:
+            exchange.drop()
+            return
+        exchange.start_stream()
+        for index, event in enumerate(self._events(task, 0)):
+            if script.drop_send_after == index:
+                exchange.drop()
+                return
+            if script.hold_send_after == index:
+                script.reached.set()
+                script.released.wait()
+            if not exchange.event(event):
+                return
+        if script.hold_send_after == len(task.log):
+            script.reached.set()
+            script.released.wait()
+        if script.drop_send_after == len(task.log):
+            exchange.drop()
+            return
+        exchange.end()
+
+    def _subscribe(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        if not self.script.can_subscribe:
+            exchange.json(_error(-32601, "SubscribeToTask is not implemented"))
+            return
+        task = self.tasks.get(str(params.get("id")))
+        if task is None:
+            exchange.json(_error(-32001, "task not found"))
+            return
+        with task.changed:
+            if task.ended:
+                exchange.json(_error(-32004, "the task has ended"))
+                return
+            snapshot, start = task.snapshot(), len(task.log)
+        exchange.start_stream()
+        if not exchange.event(_result({"task": snapshot})):
+            return
+        for event in self._events(task, start):
+            if not exchange.event(event):
+                return
+        exchange.end()
+
+    def _get_task(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        task = self.tasks.get(str(params.get("id")))
+        if task is None:
+            exchange.json(_error(-32001, "task not found"))
+            return
+        with task.changed:
+            exchange.json(_result(task.snapshot()))
+
+    def _list_tasks(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        context_id = params.get("contextId")
+        with self._lock:
+            tasks = [t for t in self.tasks.values() if t.context_id == context_id]
+        exchange.json(_result({"tasks": [t.snapshot() for t in tasks], "nextPageToken": ""}))
+
+    def _cancel_task(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        exchange.json(_error(-32002, "not cancelable"))
+
+    # Tasks -------------------------------------------------------------------------
+
+    def _start_task(self, message: dict[str, Any], script: Script) -> AgentTask:
+        with self._lock:
+            number = next(self._numbers)
+            context_id = str(message.get("contextId") or f"ctx-{number}")
+            running = [t for t in self.tasks.values() if t.context_id == context_id and not t.ended]
+            self.overlaps += [(str(message.get("messageId")), t.id) for t in running]
+            task = AgentTask(f"task-{number}", context_id, message)
+            self.tasks[task.id] = task
+        self._record(task, {"task": task.snapshot()})
+        threading.Thread(target=self._play, args=(task, script), daemon=True).start()
+        return task
+
+    def _play(self, task: AgentTask, script: Script) -> None:
+        """Run the task: its events, ``script.gap`` apart, then completed."""
+        self._pause(script.gap)
+        self._status(task, WORKING)
+        for piece in script.pieces:
+            self._pause(script.gap)
+            if isinstance(piece, Text):
+                self._artifact(task, {"text": piece.text})
+                continue
+            self._artifact(task, _tool_part("function_call", {"id": piece.call_id, "name": piece.name, "args": {}}))
+            self._pause(piece.seconds)
+            result = {"id": piece.call_id, "name": piece.name, "response": {"ok": True}}
+            self._artifact(task, _tool_part("function_response", result))
+        self._pause(script.gap)
+        self._status(task, COMPLETED)
+
+    def _pause(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+    def _status(self, task: AgentTask, state: str) -> None:
+        with task.changed:
+            task.state, task.stamp = state, _stamp()
+            update = {"taskId": task.id, "contextId": task.context_id, "status": {"state": state, "timestamp": task.stamp}}
+            self._record(task, {"statusUpdate": update})
+            if state == COMPLETED:
+                task.ended_at = time.time()
+
+    def _artifact(self, task: AgentTask, part: dict[str, Any]) -> None:
+        with task.changed:
+            append = bool(task.parts)
+            task.parts.append(part)
+        artifact = {"artifactId": "answer", "name": "answer", "parts": [part]}
+        update = {"taskId": task.id, "contextId": task.context_id, "artifact": artifact, "append": append}
+        self._record(task, {"artifactUpdate": update})
+
+    def _record(self, task: AgentTask, result: dict[str, Any]) -> None:
+        with task.changed:
+            task.log.append(_result(result))
+            task.changed.notify_all()
+
+    def _events(self, task: AgentTask, start: int) -> Iterator[dict[str, Any]]:
+        """The task's events from index ``start``, as they happen, until it has ended."""
+        index = start
+        while True:
+            with task.changed:
+                while index >= len(task.log) and not task.ended and not self._stopping.is_set():
+                    task.changed.wait(0.5)
+                if index >= len(task.log):
+                    return
+                event = task.log[index]
+            index += 1
+            yield event
+
+
+def _stamp() -> str:
+    """A status timestamp (ISO 8601, UTC, milliseconds)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+def _tool_part(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"data": data, "metadata": {"adk_type": kind}}
+
+
+def _result(obj: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": "1", "result": obj}
+
+
+def _error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": "1", "error": {"code": code, "message": message}}
+
+
+class Exchange:
+    """One HTTP request and the raw means to answer it."""
+
+    def __init__(self, handler: _Handler, body: Any) -> None:
+        self._handler = handler
+        self.verb = handler.command
+        self.path = handler.path
+        self.body = body
+
+    def status(self, code: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
+        """Answer with a status and a body."""
+        handler = self._handler
+        handler.send_response(code)
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.wfile.write(body)
+        handler.wfile.flush()
+
+    def json(self, obj: Any) -> None:
+        """Answer 200 with a JSON body."""
+        self.status(200, {"Content-Type": "application/json"}, json.dumps(obj).encode())
+
+    def start_stream(self) -> None:
+        """Send the headers of an SSE stream (chunked)."""
+        handler = self._handler
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.wfile.flush()
+
+    def event(self, frame: Any) -> bool:
+        """Send one SSE event; False when the client has gone."""
+        data = f"data: {json.dumps(frame)}\n\n".encode()
+        try:
+            self._handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self._handler.wfile.flush()
+        except OSError:
+            return False
+        return True
+
+    def end(self) -> None:
+        """End the stream properly."""
+        try:
+            self._handler.wfile.write(b"0\r\n\r\n")
+            self._handler.wfile.flush()
+        except OSError:
+            pass
+
+    def drop(self) -> None:
+        """Close the connection without an answer, or without ending the chunked body."""
+        try:
+            self._handler.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def do_GET(self) -> None:
+        self.close_connection = True
+        self.server.agent.handle(Exchange(self, None))
+
+    def do_POST(self) -> None:
+        self.close_connection = True
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        self.server.agent.handle(Exchange(self, body))
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    agent: FaultyAgent
+
+
+@contextmanager
+def running_agent(port: int) -> Iterator[FaultyAgent]:
+    """A faulty agent on 127.0.0.1:``port`` for the duration of the block."""
+    agent = FaultyAgent(port)
+    server = _Server(("127.0.0.1", port), _Handler)
+    server.agent = agent
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield agent
+    finally:
+        agent.stop()
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -1,0 +1,245 @@
+"""One local stack for the fault-injection tests, bound to a faulty scripted agent.
+
+The five functions run as functions-framework processes on the real
+emulators, as ``kourier up`` runs them, with every delay of the turn engine
+cut to seconds (``TIMINGS``) and the reconcile sweep every
+``RECONCILE_EVERY`` seconds. The agent runs in this process (``FaultyAgent``)
+and each test sets its ``Script``. Ports are this suite's, 24000-24999.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from google.cloud import firestore, pubsub_v1, tasks_v2
+
+from local.emulators import EmulatorPorts
+from local.slack_standin.client import SlackStandin
+from local.slack_standin.models import Message, Posted
+from local.stack import DEMO_CHANNEL, Stack, StackPorts, running_stack
+from shared.handoff import make_tasks_client
+from shared.settings import Settings
+from shared.store import SESSIONS, TURNS, Session, Store, Turn
+from shared.core import notices
+from tests.faults.agent import FaultyAgent, Piece, Script, canonical_answer, running_agent, tool_names
+
+PORTS = StackPorts(
+    chat_ingress=24300,
+    turn_send=24301,
+    stream_follow=24302,
+    reconcile=24303,
+    timeout=24304,
+    slack=24310,
+    agent=24311,  # unused: the stack is given its own config
+    emulators=EmulatorPorts().shifted(16000),
+)
+AGENT_PORT = 24320
+CHANNEL = DEMO_CHANNEL
+
+FOLLOW_BUDGET = 4.0
+"""Seconds a function follows a stream before it hands over."""
+LEASE_MARGIN = 4.0
+"""A dead function's turn is taken over this long after its budget ran out."""
+BUSY_NOTICE = 3.0
+TIMINGS = {
+    "KOURIER_FOLLOW_BUDGET_SECONDS": str(FOLLOW_BUDGET),
+    "KOURIER_LEASE_MARGIN_SECONDS": str(LEASE_MARGIN),
+    "KOURIER_CHECKPOINT_SECONDS": "1",
+    "KOURIER_BACKOFF_START_SECONDS": "0.3",
+    "KOURIER_BACKOFF_CAP_SECONDS": "1.5",
+    "KOURIER_POLL_CAP_SECONDS": "1",
+    "KOURIER_BUSY_NOTICE_SECONDS": str(BUSY_NOTICE),
+    "KOURIER_GIVE_UP_SECONDS": "120",
+    "KOURIER_REREAD_AFTER_DROP_SECONDS": "0.3",
+    "KOURIER_INLINE_WAIT_SECONDS": "0.5",
+}
+RECONCILE_EVERY = 1.5
+TURN_WAIT = 90.0
+"""How long a test waits for a turn to end: generous, for a loaded machine."""
+
+CONFIG = f"""\
+agentBackends:
+  - name: faulty
+    url: http://127.0.0.1:{AGENT_PORT}/
+bindings:
+  - name: faults
+    channels: [{CHANNEL}]
+    agentBackend: faulty
+    identity: {{userId: kourier-faults}}
+"""
+
+
+@pytest.fixture(scope="session")
+def agent() -> Iterator[FaultyAgent]:
+    with running_agent(AGENT_PORT) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory, agent: FaultyAgent) -> Iterator[Stack]:
+    state_dir = tmp_path_factory.mktemp("faults")
+    config = state_dir / "kourier.yaml"
+    config.write_text(CONFIG)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("KOURIER_", "SLACK_"))}
+    environ["KOURIER_CONFIG"] = str(config)
+    with running_stack(
+        PORTS, state_dir, environ=environ, extra_env=TIMINGS, reconcile_every=RECONCILE_EVERY
+    ) as running:
+        yield running
+
+
+class Faults:
+    """What a test does to the stack and reads back from it."""
+
+    def __init__(self, stack: Stack, standin: SlackStandin, agent: FaultyAgent) -> None:
+        self.stack = stack
+        self.standin = standin
+        self.agent = agent
+        self.settings = Settings(**_emulator_env(stack))
+        with mock.patch.dict(os.environ, _emulator_env(stack)):
+            self.db = firestore.Client(project=self.settings.project)
+            self._publisher = pubsub_v1.PublisherClient()
+        self.store = Store(self.db)
+        self.tasks = make_tasks_client(self.settings)
+
+    def say(self, text: str, thread_ts: str | None = None) -> Posted:
+        """Alice mentions the bot in the channel (or in a thread)."""
+        posted = self.standin.say(CHANNEL, text, thread_ts=thread_ts)
+        assert posted.statuses == [200]
+        return posted
+
+    def turn(self, ts: str) -> Turn | None:
+        """The turn of the chat message ``ts``."""
+        return self.store.turn(f"{CHANNEL}-{ts}")
+
+    def session(self, thread_ts: str) -> Session | None:
+        """The session of the thread ``thread_ts``."""
+        return self.store.session(f"faults-{CHANNEL}-{thread_ts}")
+
+    def wait_until_answered(self, thread_ts: str, *message_ts: str, timeout: float = TURN_WAIT) -> list[Message]:
+        """Wait until the turns of ``message_ts`` (default: the thread's first) are done and no reply streams."""
+        wanted = message_ts or (thread_ts,)
+
+        def answered() -> list[Message]:
+            turns = [self.turn(ts) for ts in wanted]
+            if not all(t is not None and t.status == "done" for t in turns):
+                return []
+            replies = self.bot_messages(thread_ts)
+            return replies if all(m.stream in (None, "stopped") for m in replies) else []
+
+        try:
+            return self.standin.wait_for(answered, timeout=timeout, interval=0.2)
+        except TimeoutError:
+            turns = {ts: getattr(self.turn(ts), "status", None) for ts in wanted}
+            shown = [(m.ts, m.stream, m.text, [(c.title, c.status) for c in m.tasks]) for m in self.bot_messages(thread_ts)]
+            raise AssertionError(f"not answered within {timeout} s: turns {turns}, bot messages {shown}") from None
+
+    def bot_messages(self, thread_ts: str) -> list[Message]:
+        """The bot's messages in a thread, oldest first."""
+        return [m for m in self.standin.thread(CHANNEL, thread_ts) if m.is_bot]
+
+    def publish_turn(self, thread_ts: str, ts: str) -> None:
+        """Publish a turn message on the turns topic, as the ingress does."""
+        topic = self._publisher.topic_path(self.settings.project, self.settings.turns_topic)
+        payload = f'{{"session_id": "faults-{CHANNEL}-{thread_ts}", "turn_id": "{CHANNEL}-{ts}"}}'
+        self._publisher.publish(topic, payload.encode()).result(timeout=30)
+
+    def queue_path(self, queue: str) -> str:
+        """The full name of a Cloud Tasks queue."""
+        return self.tasks.queue_path(self.settings.project, self.settings.location, queue)
+
+    def pending_tasks(self, queue: str) -> list[tasks_v2.Task]:
+        """The tasks waiting in a queue, with their bodies."""
+        request = tasks_v2.ListTasksRequest(parent=self.queue_path(queue), response_view=tasks_v2.Task.View.FULL)
+        return list(self.tasks.list_tasks(request=request))
+
+    def create_twin(self, task: tasks_v2.Task, suffix: str) -> None:
+        """Create a task identical to ``task`` but for its name."""
+        twin = tasks_v2.Task(
+            name=f"{task.name}-{suffix}", http_request=task.http_request, schedule_time=task.schedule_time
+        )
+        self.tasks.create_task(parent=task.name.rsplit("/tasks/", 1)[0], task=twin)
+
+    def active_sessions(self) -> list[str]:
+        """Sessions that carry a turn now."""
+        return [d.id for d in self.db.collection(SESSIONS).stream() if (d.to_dict() or {}).get("active_turn")]
+
+    def unfinished_turns(self) -> list[str]:
+        """Turns that are not done."""
+        docs = self.db.collection(TURNS).where(
+            filter=firestore.FieldFilter("status", "in", ["received", "waiting", "running"])
+        ).stream()
+        return [d.id for d in docs]
+
+
+@dataclass(frozen=True)
+class ThreadReply:
+    """What a person reads of the bot in one thread."""
+
+    answer: str
+    """The text of the bot's answer messages, joined."""
+    steps: list[tuple[str, str]]
+    """Each step card: its title and status."""
+    notices: list[str]
+    """Kourier's own notices, in order."""
+    unfinished_steps: list[str]
+    """Step cards left pending when their stream stopped (Slack shows them as failed)."""
+
+
+def read_reply(messages: list[Message]) -> ThreadReply:
+    """Split the bot's messages into the answer, its steps and the notices."""
+    known = {value for value in vars(notices).values() if isinstance(value, str)}
+    notice_texts = [m.text for m in messages if m.text in known or m.text.startswith(notices.TURN_FAILED[:30])]
+    answer = [m for m in messages if m.text not in notice_texts]
+    return ThreadReply(
+        answer="".join(m.text for m in answer),
+        steps=[(card.title, card.status) for m in answer for card in m.tasks],
+        notices=notice_texts,
+        unfinished_steps=[card.title for m in answer for card in m.tasks if card.left_unfinished],
+    )
+
+
+def expected_reply(pieces: list[Piece], *notice_texts: str) -> ThreadReply:
+    """The reply a person should read for a run of ``pieces``: each part once."""
+    return ThreadReply(
+        answer=canonical_answer(pieces),
+        steps=[(name, "complete") for name in tool_names(pieces)],
+        notices=list(notice_texts),
+        unfinished_steps=[],
+    )
+
+
+def _emulator_env(stack: Stack) -> dict[str, str]:
+    names = ("FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "CLOUD_TASKS_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT")
+    return {name: stack.function_env[name] for name in names}
+
+
+@pytest.fixture(scope="session")
+def standin(stack: Stack) -> Iterator[SlackStandin]:
+    with SlackStandin(f"http://127.0.0.1:{stack.ports.slack}") as client:
+        yield client
+
+
+@pytest.fixture
+def faults(stack: Stack, standin: SlackStandin, agent: FaultyAgent) -> Iterator[Faults]:
+    """The stack, quiet at the start and left quiet at the end of each test."""
+    helper = Faults(stack, standin, agent)
+    agent.use(Script())
+    agent.forget()
+    yield helper
+    agent.script.released.set()
+    standin.clear_rate_limit("chat.stopStream")
+    for queue in (helper.settings.follow_queue, helper.settings.timers_queue):
+        helper.tasks.resume_queue(name=helper.queue_path(queue))
+    standin.wait_for(lambda: not helper.unfinished_turns() and not helper.active_sessions(), timeout=TURN_WAIT)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(str(item.fspath)).parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.emulators)
