@@ -198,12 +198,10 @@ class FaultyAgent:
         with self._lock:
             return [r for r in self.received if r.method == method]
 
-    def sends(self, text: str | None = None) -> list[Received]:
-        """The sends received (whose text contains ``text``, if given), oldest first."""
+    def sends(self, message_id: str | None = None) -> list[Received]:
+        """The sends received (of ``message_id``, if given), oldest first."""
         sends = self.calls("SendStreamingMessage")
-        if text is None:
-            return sends
-        return [s for s in sends if text in "".join(p.get("text", "") for p in s.message.get("parts", []))]
+        return [s for s in sends if message_id in (None, s.message.get("messageId"))]
 
     def tasks_of(self, message_id: str) -> list[AgentTask]:
         """The tasks started for a messageId."""
@@ -262,7 +260,8 @@ class FaultyAgent:
         if script.taken_then_dropped and seen == 1:
             exchange.drop()
             return
-        exchange.start_stream()
+        if not exchange.start_stream():
+            return
         for index, event in enumerate(self._events(task, 0)):
             if script.drop_send_after == index:
                 exchange.drop()
@@ -293,8 +292,7 @@ class FaultyAgent:
                 exchange.json(_error(-32004, "the task has ended"))
                 return
             snapshot, start = task.snapshot(), len(task.log)
-        exchange.start_stream()
-        if not exchange.event(_result({"task": snapshot})):
+        if not exchange.start_stream() or not exchange.event(_result({"task": snapshot})):
             return
         for event in self._events(task, start):
             if not exchange.event(event):
@@ -414,30 +412,37 @@ class Exchange:
         self.body = body
 
     def status(self, code: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
-        """Answer with a status and a body."""
+        """Answer with a status and a body (unless the client has gone)."""
         handler = self._handler
-        handler.send_response(code)
-        for name, value in (headers or {}).items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.wfile.write(body)
-        handler.wfile.flush()
+        try:
+            handler.send_response(code)
+            for name, value in (headers or {}).items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.write(body)
+            handler.wfile.flush()
+        except OSError:
+            pass
 
     def json(self, obj: Any) -> None:
         """Answer 200 with a JSON body."""
         self.status(200, {"Content-Type": "application/json"}, json.dumps(obj).encode())
 
-    def start_stream(self) -> None:
-        """Send the headers of an SSE stream (chunked)."""
+    def start_stream(self) -> bool:
+        """Send the headers of an SSE stream (chunked); False when the client has gone."""
         handler = self._handler
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Transfer-Encoding", "chunked")
-        handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.wfile.flush()
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Transfer-Encoding", "chunked")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.wfile.flush()
+        except OSError:
+            return False
+        return True
 
     def event(self, frame: Any) -> bool:
         """Send one SSE event; False when the client has gone."""

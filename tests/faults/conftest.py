@@ -4,11 +4,13 @@ The five functions run as functions-framework processes on the real
 emulators, as ``kourier up`` runs them, with every delay of the turn engine
 cut to seconds (``TIMINGS``) and the reconcile sweep every
 ``RECONCILE_EVERY`` seconds. The agent runs in this process (``FaultyAgent``)
-and each test sets its ``Script``. Ports are this suite's, 24000-24999.
+and each test sets its ``Script``. Each test starts and ends with the stack
+quiet: no turn waiting or running. Ports are this suite's, 24000-24999.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,10 +24,10 @@ from local.emulators import EmulatorPorts
 from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Message, Posted
 from local.stack import DEMO_CHANNEL, Stack, StackPorts, running_stack
+from shared.core import notices
 from shared.handoff import make_tasks_client
 from shared.settings import Settings
-from shared.store import SESSIONS, TURNS, Session, Store, Turn
-from shared.core import notices
+from shared.store import SESSIONS, TURNS, Store, Turn
 from tests.faults.agent import FaultyAgent, Piece, Script, canonical_answer, running_agent, tool_names
 
 PORTS = StackPorts(
@@ -35,15 +37,16 @@ PORTS = StackPorts(
     reconcile=24303,
     timeout=24304,
     slack=24310,
-    agent=24311,  # unused: the stack is given its own config
+    agent=24311,  # not started: the stack is given a config of its own
     emulators=EmulatorPorts().shifted(16000),
 )
 AGENT_PORT = 24320
 CHANNEL = DEMO_CHANNEL
+BINDING = "faults"
 
 FOLLOW_BUDGET = 4.0
 """Seconds a function follows a stream before it hands over."""
-LEASE_MARGIN = 4.0
+LEASE_MARGIN = 6.0
 """A dead function's turn is taken over this long after its budget ran out."""
 BUSY_NOTICE = 3.0
 TIMINGS = {
@@ -67,11 +70,145 @@ agentBackends:
   - name: faulty
     url: http://127.0.0.1:{AGENT_PORT}/
 bindings:
-  - name: faults
+  - name: {BINDING}
     channels: [{CHANNEL}]
     agentBackend: faulty
     identity: {{userId: kourier-faults}}
 """
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a person reads of the bot in one thread."""
+
+    answer: str
+    """The text of the bot's answer messages, joined."""
+    steps: list[tuple[str, str]]
+    """Each step card: its title and status."""
+    notices: list[str]
+    """Kourier's own notices, in order."""
+    unfinished_steps: list[str]
+    """Step cards left running when their stream stopped (Slack shows them as failed)."""
+
+
+KNOWN_NOTICES = {value for value in vars(notices).values() if isinstance(value, str)}
+
+
+def read_reply(messages: list[Message]) -> Seen:
+    """Split the bot's messages into the answer, its steps and the notices."""
+    failed = notices.TURN_FAILED.split("{")[0]
+    notice_texts = [m.text for m in messages if m.text in KNOWN_NOTICES or m.text.startswith(failed)]
+    answer = [m for m in messages if m.text not in notice_texts]
+    return Seen(
+        answer="".join(m.text for m in answer),
+        steps=[(card.title, card.status) for m in answer for card in m.tasks],
+        notices=notice_texts,
+        unfinished_steps=[card.title for m in answer for card in m.tasks if card.left_unfinished],
+    )
+
+
+def expected_reply(pieces: list[Piece], *notice_texts: str) -> Seen:
+    """What a person should read for a run of ``pieces``: each part once."""
+    return Seen(
+        answer=canonical_answer(pieces),
+        steps=[(name, "complete") for name in tool_names(pieces)],
+        notices=list(notice_texts),
+        unfinished_steps=[],
+    )
+
+
+class Faults:
+    """What a test does to the stack, and reads back from Slack, Firestore and the queues."""
+
+    def __init__(self, stack: Stack, standin: SlackStandin, agent: FaultyAgent) -> None:
+        self.stack = stack
+        self.standin = standin
+        self.agent = agent
+        emulators = {
+            name: stack.function_env[name]
+            for name in ("FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "CLOUD_TASKS_EMULATOR_HOST")
+        }
+        self.settings = Settings(**emulators, GOOGLE_CLOUD_PROJECT=stack.function_env["GOOGLE_CLOUD_PROJECT"])
+        with mock.patch.dict(os.environ, emulators):  # Google's clients read them when built
+            self.db = firestore.Client(project=self.settings.project)
+            self._publisher = pubsub_v1.PublisherClient()
+        self.store = Store(self.db)
+        self.tasks = make_tasks_client(self.settings)
+
+    # Slack ----------------------------------------------------------------------
+
+    def say(self, text: str, thread_ts: str | None = None) -> Posted:
+        """Alice mentions the bot in the channel (or in a thread)."""
+        posted = self.standin.say(CHANNEL, text, thread_ts=thread_ts)
+        assert posted.statuses == [200]
+        return posted
+
+    def bot_messages(self, thread_ts: str) -> list[Message]:
+        """The bot's messages in a thread, oldest first."""
+        return [m for m in self.standin.thread(CHANNEL, thread_ts) if m.is_bot]
+
+    def wait_until_answered(self, thread_ts: str, *message_ts: str, timeout: float = TURN_WAIT) -> list[Message]:
+        """The bot's messages once the turns of ``message_ts`` (default: the thread's first) are done
+        and none of them streams any more."""
+        wanted = message_ts or (thread_ts,)
+
+        def answered() -> list[Message]:
+            if not all(getattr(self.turn(ts), "status", None) == "done" for ts in wanted):
+                return []
+            replies = self.bot_messages(thread_ts)
+            return replies if all(m.stream in (None, "stopped") for m in replies) else []
+
+        try:
+            return self.standin.wait_for(answered, timeout=timeout, interval=0.2)
+        except TimeoutError:
+            turns = {ts: getattr(self.turn(ts), "status", None) for ts in wanted}
+            shown = [(m.stream, m.text, [(c.title, c.status) for c in m.tasks]) for m in self.bot_messages(thread_ts)]
+            raise AssertionError(f"not answered in {timeout} s: turns {turns}, bot messages {shown}") from None
+
+    # Firestore and Pub/Sub --------------------------------------------------------
+
+    def turn(self, ts: str) -> Turn | None:
+        """The turn of the chat message ``ts``."""
+        return self.store.turn(f"{CHANNEL}-{ts}")
+
+    def message_id(self, ts: str) -> str:
+        """The A2A messageId of the chat message ``ts``."""
+        turn = self.turn(ts)
+        assert turn is not None
+        return turn.message_id
+
+    def publish_turn(self, thread_ts: str, ts: str) -> None:
+        """Publish a turn's message on the turns topic again, as the ingress did."""
+        topic = self._publisher.topic_path(self.settings.project, self.settings.turns_topic)
+        payload = {"session_id": f"{BINDING}-{CHANNEL}-{thread_ts}", "turn_id": f"{CHANNEL}-{ts}"}
+        self._publisher.publish(topic, json.dumps(payload).encode()).result(timeout=30)
+
+    def quiet(self) -> bool:
+        """Whether no turn waits or runs."""
+        busy = ["received", "waiting", "running"]
+        unfinished = self.db.collection(TURNS).where(filter=firestore.FieldFilter("status", "in", busy))
+        if list(unfinished.limit(1).stream()):
+            return False
+        return not any((d.to_dict() or {}).get("active_turn") for d in self.db.collection(SESSIONS).stream())
+
+    # Cloud Tasks ------------------------------------------------------------------
+
+    def queue_path(self, queue: str) -> str:
+        """The full name of a Cloud Tasks queue."""
+        return self.tasks.queue_path(self.settings.project, self.settings.location, queue)
+
+    def pending_tasks(self, queue: str) -> list[tasks_v2.Task]:
+        """The tasks waiting in a queue, with their bodies."""
+        view = tasks_v2.Task.View.FULL
+        request = tasks_v2.ListTasksRequest(parent=self.queue_path(queue), response_view=view)
+        return list(self.tasks.list_tasks(request=request))
+
+    def create_twin(self, task: tasks_v2.Task) -> None:
+        """Create a task identical to ``task`` but for its name."""
+        twin = tasks_v2.Task(
+            name=f"{task.name}-twin", http_request=task.http_request, schedule_time=task.schedule_time
+        )
+        self.tasks.create_task(parent=task.name.rsplit("/tasks/", 1)[0], task=twin)
 
 
 @pytest.fixture(scope="session")
@@ -93,150 +230,24 @@ def stack(tmp_path_factory: pytest.TempPathFactory, agent: FaultyAgent) -> Itera
         yield running
 
 
-class Faults:
-    """What a test does to the stack and reads back from it."""
-
-    def __init__(self, stack: Stack, standin: SlackStandin, agent: FaultyAgent) -> None:
-        self.stack = stack
-        self.standin = standin
-        self.agent = agent
-        self.settings = Settings(**_emulator_env(stack))
-        with mock.patch.dict(os.environ, _emulator_env(stack)):
-            self.db = firestore.Client(project=self.settings.project)
-            self._publisher = pubsub_v1.PublisherClient()
-        self.store = Store(self.db)
-        self.tasks = make_tasks_client(self.settings)
-
-    def say(self, text: str, thread_ts: str | None = None) -> Posted:
-        """Alice mentions the bot in the channel (or in a thread)."""
-        posted = self.standin.say(CHANNEL, text, thread_ts=thread_ts)
-        assert posted.statuses == [200]
-        return posted
-
-    def turn(self, ts: str) -> Turn | None:
-        """The turn of the chat message ``ts``."""
-        return self.store.turn(f"{CHANNEL}-{ts}")
-
-    def session(self, thread_ts: str) -> Session | None:
-        """The session of the thread ``thread_ts``."""
-        return self.store.session(f"faults-{CHANNEL}-{thread_ts}")
-
-    def wait_until_answered(self, thread_ts: str, *message_ts: str, timeout: float = TURN_WAIT) -> list[Message]:
-        """Wait until the turns of ``message_ts`` (default: the thread's first) are done and no reply streams."""
-        wanted = message_ts or (thread_ts,)
-
-        def answered() -> list[Message]:
-            turns = [self.turn(ts) for ts in wanted]
-            if not all(t is not None and t.status == "done" for t in turns):
-                return []
-            replies = self.bot_messages(thread_ts)
-            return replies if all(m.stream in (None, "stopped") for m in replies) else []
-
-        try:
-            return self.standin.wait_for(answered, timeout=timeout, interval=0.2)
-        except TimeoutError:
-            turns = {ts: getattr(self.turn(ts), "status", None) for ts in wanted}
-            shown = [(m.ts, m.stream, m.text, [(c.title, c.status) for c in m.tasks]) for m in self.bot_messages(thread_ts)]
-            raise AssertionError(f"not answered within {timeout} s: turns {turns}, bot messages {shown}") from None
-
-    def bot_messages(self, thread_ts: str) -> list[Message]:
-        """The bot's messages in a thread, oldest first."""
-        return [m for m in self.standin.thread(CHANNEL, thread_ts) if m.is_bot]
-
-    def publish_turn(self, thread_ts: str, ts: str) -> None:
-        """Publish a turn message on the turns topic, as the ingress does."""
-        topic = self._publisher.topic_path(self.settings.project, self.settings.turns_topic)
-        payload = f'{{"session_id": "faults-{CHANNEL}-{thread_ts}", "turn_id": "{CHANNEL}-{ts}"}}'
-        self._publisher.publish(topic, payload.encode()).result(timeout=30)
-
-    def queue_path(self, queue: str) -> str:
-        """The full name of a Cloud Tasks queue."""
-        return self.tasks.queue_path(self.settings.project, self.settings.location, queue)
-
-    def pending_tasks(self, queue: str) -> list[tasks_v2.Task]:
-        """The tasks waiting in a queue, with their bodies."""
-        request = tasks_v2.ListTasksRequest(parent=self.queue_path(queue), response_view=tasks_v2.Task.View.FULL)
-        return list(self.tasks.list_tasks(request=request))
-
-    def create_twin(self, task: tasks_v2.Task, suffix: str) -> None:
-        """Create a task identical to ``task`` but for its name."""
-        twin = tasks_v2.Task(
-            name=f"{task.name}-{suffix}", http_request=task.http_request, schedule_time=task.schedule_time
-        )
-        self.tasks.create_task(parent=task.name.rsplit("/tasks/", 1)[0], task=twin)
-
-    def active_sessions(self) -> list[str]:
-        """Sessions that carry a turn now."""
-        return [d.id for d in self.db.collection(SESSIONS).stream() if (d.to_dict() or {}).get("active_turn")]
-
-    def unfinished_turns(self) -> list[str]:
-        """Turns that are not done."""
-        docs = self.db.collection(TURNS).where(
-            filter=firestore.FieldFilter("status", "in", ["received", "waiting", "running"])
-        ).stream()
-        return [d.id for d in docs]
-
-
-@dataclass(frozen=True)
-class ThreadReply:
-    """What a person reads of the bot in one thread."""
-
-    answer: str
-    """The text of the bot's answer messages, joined."""
-    steps: list[tuple[str, str]]
-    """Each step card: its title and status."""
-    notices: list[str]
-    """Kourier's own notices, in order."""
-    unfinished_steps: list[str]
-    """Step cards left pending when their stream stopped (Slack shows them as failed)."""
-
-
-def read_reply(messages: list[Message]) -> ThreadReply:
-    """Split the bot's messages into the answer, its steps and the notices."""
-    known = {value for value in vars(notices).values() if isinstance(value, str)}
-    notice_texts = [m.text for m in messages if m.text in known or m.text.startswith(notices.TURN_FAILED[:30])]
-    answer = [m for m in messages if m.text not in notice_texts]
-    return ThreadReply(
-        answer="".join(m.text for m in answer),
-        steps=[(card.title, card.status) for m in answer for card in m.tasks],
-        notices=notice_texts,
-        unfinished_steps=[card.title for m in answer for card in m.tasks if card.left_unfinished],
-    )
-
-
-def expected_reply(pieces: list[Piece], *notice_texts: str) -> ThreadReply:
-    """The reply a person should read for a run of ``pieces``: each part once."""
-    return ThreadReply(
-        answer=canonical_answer(pieces),
-        steps=[(name, "complete") for name in tool_names(pieces)],
-        notices=list(notice_texts),
-        unfinished_steps=[],
-    )
-
-
-def _emulator_env(stack: Stack) -> dict[str, str]:
-    names = ("FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "CLOUD_TASKS_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT")
-    return {name: stack.function_env[name] for name in names}
-
-
 @pytest.fixture(scope="session")
-def standin(stack: Stack) -> Iterator[SlackStandin]:
-    with SlackStandin(f"http://127.0.0.1:{stack.ports.slack}") as client:
-        yield client
+def session_faults(stack: Stack, agent: FaultyAgent) -> Iterator[Faults]:
+    with SlackStandin(f"http://127.0.0.1:{stack.ports.slack}") as standin:
+        yield Faults(stack, standin, agent)
 
 
 @pytest.fixture
-def faults(stack: Stack, standin: SlackStandin, agent: FaultyAgent) -> Iterator[Faults]:
-    """The stack, quiet at the start and left quiet at the end of each test."""
-    helper = Faults(stack, standin, agent)
-    agent.use(Script())
-    agent.forget()
+def faults(session_faults: Faults) -> Iterator[Faults]:
+    """The stack, with a well-behaved agent that forgot earlier tests; left quiet after the test."""
+    helper = session_faults
+    helper.agent.use(Script())
+    helper.agent.forget()
     yield helper
-    agent.script.released.set()
-    standin.clear_rate_limit("chat.stopStream")
+    helper.agent.script.released.set()
+    helper.standin.clear_rate_limit("chat.stopStream")
     for queue in (helper.settings.follow_queue, helper.settings.timers_queue):
         helper.tasks.resume_queue(name=helper.queue_path(queue))
-    standin.wait_for(lambda: not helper.unfinished_turns() and not helper.active_sessions(), timeout=TURN_WAIT)
+    helper.standin.wait_for(helper.quiet, timeout=TURN_WAIT)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

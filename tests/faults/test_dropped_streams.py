@@ -17,13 +17,6 @@ from .conftest import Faults, expected_reply, read_reply
 RUN_EVENTS = 8
 
 
-def sends_of(faults: Faults, ts: str) -> list[dict[str, object]]:
-    """The messages the agent received for the turn of chat message ``ts``."""
-    turn = faults.turn(ts)
-    assert turn is not None
-    return [s.message for s in faults.agent.sends() if s.message.get("messageId") == turn.message_id]
-
-
 @pytest.mark.parametrize("events_before_drop", range(1, RUN_EVENTS + 1))
 def test_a_stream_dropped_after_any_event_shows_the_answer_once(faults: Faults, events_before_drop: int) -> None:
     faults.agent.use(Script(drop_send_after=events_before_drop))
@@ -32,8 +25,9 @@ def test_a_stream_dropped_after_any_event_shows_the_answer_once(faults: Faults, 
     replies = faults.wait_until_answered(posted.ts)
 
     assert read_reply(replies) == expected_reply(DEFAULT_PIECES)
-    [sent] = sends_of(faults, posted.ts)
-    [task] = faults.agent.tasks_of(str(sent["messageId"]))
+    [send] = faults.agent.sends()
+    assert send.message["messageId"] == faults.message_id(posted.ts)
+    [task] = faults.agent.tasks_of(faults.message_id(posted.ts))
     followed = faults.agent.calls("GetTask") + faults.agent.calls("SubscribeToTask")
     assert followed and {call.params["id"] for call in followed} == {task.id}
 
@@ -45,18 +39,17 @@ def test_a_send_failing_with_5xx_is_sent_again_with_the_same_message_id(faults: 
     replies = faults.wait_until_answered(posted.ts)
 
     assert read_reply(replies) == expected_reply(DEFAULT_PIECES)
-    sent = sends_of(faults, posted.ts)
-    assert len(sent) == 3 and len({str(message["messageId"]) for message in sent}) == 1
-    assert all("contextId" not in message for message in sent)
-    assert len(faults.agent.tasks_of(str(sent[0]["messageId"]))) == 1
+    sends = faults.agent.sends()
+    assert [s.message["messageId"] for s in sends] == [faults.message_id(posted.ts)] * 3
+    assert all("contextId" not in s.message for s in sends)
+    assert len(faults.agent.tasks_of(faults.message_id(posted.ts))) == 1
     assert not faults.agent.calls("ListTasks")  # a first turn has no context to look in
 
 
 def test_a_turn_the_agent_took_before_the_connection_dropped_is_not_sent_again(faults: Faults) -> None:
     first = faults.say("first turn of the thread")
     faults.wait_until_answered(first.ts)
-    [first_send] = sends_of(faults, first.ts)
-    [first_task] = faults.agent.tasks_of(str(first_send["messageId"]))
+    [first_task] = faults.agent.tasks_of(faults.message_id(first.ts))
     second_pieces = [Text("Second answer, "), ToolCall("call-2", "check_again"), Text("found and followed.")]
     faults.agent.use(Script(pieces=second_pieces, taken_then_dropped=True))
 
@@ -64,11 +57,13 @@ def test_a_turn_the_agent_took_before_the_connection_dropped_is_not_sent_again(f
     replies = faults.wait_until_answered(first.ts, first.ts, second.ts)
 
     assert read_reply(replies) == expected_reply(DEFAULT_PIECES + second_pieces)
-    [second_send] = sends_of(faults, second.ts)
-    assert second_send["contextId"] == first_task.context_id
-    [second_task] = faults.agent.tasks_of(str(second_send["messageId"]))
-    assert [call.params["contextId"] for call in faults.agent.calls("ListTasks")] == [first_task.context_id]
-    assert faults.turn(second.ts).task_id == second_task.id
+    [second_send] = faults.agent.sends(faults.message_id(second.ts))  # taken once, never sent again
+    assert second_send.message["contextId"] == first_task.context_id
+    assert "taskId" not in second_send.message
+    looked_up = [call.params["contextId"] for call in faults.agent.calls("ListTasks")]
+    assert looked_up == [first_task.context_id]
+    [second_task] = faults.agent.tasks_of(faults.message_id(second.ts))
+    assert getattr(faults.turn(second.ts), "task_id", None) == second_task.id
 
 
 def test_an_agent_without_subscribe_is_polled_until_its_task_ends(faults: Faults) -> None:
@@ -79,6 +74,6 @@ def test_an_agent_without_subscribe_is_polled_until_its_task_ends(faults: Faults
     replies = faults.wait_until_answered(posted.ts)
 
     assert read_reply(replies) == expected_reply(pieces)
-    assert len(sends_of(faults, posted.ts)) == 1
+    assert len(faults.agent.sends(faults.message_id(posted.ts))) == 1
     assert len(faults.agent.calls("SubscribeToTask")) == 1  # refused once, then never asked again
     assert len(faults.agent.calls("GetTask")) >= 2

@@ -9,9 +9,7 @@ dispatched together. The thread and the agent see each part and each send once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
+from local.slack_standin.models import Posted
 from shared.core import notices
 from tests.faults.agent import DEFAULT_PIECES, Piece, Script, Text, ToolCall
 
@@ -21,7 +19,7 @@ from .conftest import BUSY_NOTICE, TURN_WAIT, Faults, expected_reply, read_reply
 def test_a_turn_published_again_during_and_after_its_run_is_carried_once(faults: Faults) -> None:
     faults.agent.use(Script(gap=0.4))
     first = faults.say("published three times")
-    faults.standin.wait_for(lambda: faults.agent.sends("published three times"), timeout=TURN_WAIT)
+    faults.standin.wait_for(lambda: faults.agent.sends(), timeout=TURN_WAIT)  # the turn runs
     faults.publish_turn(first.ts, first.ts)
     faults.publish_turn(first.ts, first.ts)
     faults.wait_until_answered(first.ts)
@@ -31,75 +29,61 @@ def test_a_turn_published_again_during_and_after_its_run_is_carried_once(faults:
     replies = faults.wait_until_answered(first.ts, first.ts, second.ts)
 
     assert read_reply(replies) == expected_reply(DEFAULT_PIECES * 2)
-    assert [s.message["messageId"] for s in faults.agent.sends()] == [
-        faults.turn(first.ts).message_id,
-        faults.turn(second.ts).message_id,
-    ]
+    sent = [s.message["messageId"] for s in faults.agent.sends()]
+    assert sent == [faults.message_id(first.ts), faults.message_id(second.ts)]
 
 
-@contextmanager
-def doubled(faults: Faults, queue: str) -> Iterator[list[str]]:
-    """Deliver every task of ``queue`` twice while the block runs; yields the names doubled."""
+def say_with_every_task_doubled(faults: Faults, queue: str, text: str) -> tuple[Posted, list[str]]:
+    """Say ``text`` and, until its turn is done, deliver every task of ``queue`` twice.
+
+    The queue is paused; each task that waits in it gets a twin, then both
+    go at once and the queue is paused again. Returns the message and the
+    names of the tasks doubled.
+    """
     path = faults.queue_path(queue)
-    doubled_names: list[str] = []
+    doubled: list[str] = []
     faults.tasks.pause_queue(name=path)
     try:
-        yield doubled_names
+        posted = faults.say(text)
+
+        def turn_done() -> bool:
+            waiting = faults.pending_tasks(queue)
+            if waiting:
+                for task in waiting:
+                    faults.create_twin(task)
+                    doubled.append(task.name)
+                faults.tasks.resume_queue(name=path)
+                faults.standin.wait_for(lambda: not faults.pending_tasks(queue), timeout=TURN_WAIT)
+                faults.tasks.pause_queue(name=path)
+            return getattr(faults.turn(posted.ts), "status", None) == "done"
+
+        faults.standin.wait_for(turn_done, timeout=TURN_WAIT, interval=0.2)
     finally:
         faults.tasks.resume_queue(name=path)
-
-
-def double_pending(faults: Faults, queue: str, names: list[str]) -> bool:
-    """If tasks wait in the paused ``queue``: create a twin of each and let both go. Returns whether it did."""
-    waiting = faults.pending_tasks(queue)
-    if not waiting:
-        return False
-    for task in waiting:
-        faults.create_twin(task, "twin")
-        names.append(task.name)
-    path = faults.queue_path(queue)
-    faults.tasks.resume_queue(name=path)
-    faults.standin.wait_for(lambda: not faults.pending_tasks(queue), timeout=TURN_WAIT)
-    faults.tasks.pause_queue(name=path)
-    return True
+    return posted, doubled
 
 
 def test_hand_overs_delivered_twice_are_followed_once(faults: Faults) -> None:
     pieces: list[Piece] = [Text(f"Chunk {n} of a long answer. ") for n in range(1, 11)]
     pieces.insert(4, ToolCall("call-twice", "slow_tool", seconds=3.0))
     faults.agent.use(Script(pieces=pieces, gap=1.0))
-    queue = faults.settings.follow_queue
-    with doubled(faults, queue) as names:
-        posted = faults.say("handed over, delivered twice")
-
-        def turn_done() -> bool:
-            double_pending(faults, queue, names)
-            return getattr(faults.turn(posted.ts), "status", None) == "done"
-
-        faults.standin.wait_for(turn_done, timeout=TURN_WAIT, interval=0.2)
+    posted, doubled = say_with_every_task_doubled(faults, faults.settings.follow_queue, "handed over twice")
     replies = faults.wait_until_answered(posted.ts)
 
-    assert len(names) >= 2
+    assert len(doubled) >= 2
     assert read_reply(replies) == expected_reply(pieces)
     [send] = faults.agent.sends()
-    assert len(faults.agent.tasks_of(str(send.message["messageId"]))) == 1
+    assert send.message["messageId"] == faults.message_id(posted.ts)
+    assert len(faults.agent.tasks_of(faults.message_id(posted.ts))) == 1
 
 
 def test_timers_delivered_twice_fire_once(faults: Faults) -> None:
     faults.agent.use(Script(busy_for=BUSY_NOTICE + 6))
-    queue = faults.settings.timers_queue
-    with doubled(faults, queue) as names:
-        posted = faults.say("busy, with every timer delivered twice")
-
-        def turn_done() -> bool:
-            double_pending(faults, queue, names)
-            return getattr(faults.turn(posted.ts), "status", None) == "done"
-
-        faults.standin.wait_for(turn_done, timeout=TURN_WAIT, interval=0.2)
+    posted, doubled = say_with_every_task_doubled(faults, faults.settings.timers_queue, "busy, timers twice")
     replies = faults.wait_until_answered(posted.ts)
 
-    assert len(names) >= 2
+    assert len(doubled) >= 2
     assert read_reply(replies) == expected_reply(DEFAULT_PIECES, notices.AGENT_BUSY)
     sends = faults.agent.sends()
-    assert {s.message["messageId"] for s in sends} == {faults.turn(posted.ts).message_id}
-    assert len(faults.agent.tasks_of(str(sends[0].message["messageId"]))) == 1
+    assert {s.message["messageId"] for s in sends} == {faults.message_id(posted.ts)}
+    assert len(faults.agent.tasks_of(faults.message_id(posted.ts))) == 1

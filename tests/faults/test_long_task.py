@@ -17,7 +17,8 @@ def test_a_task_outliving_three_deadlines_is_followed_to_its_end_with_each_part_
 
     assert read_reply(replies) == expected_reply(pieces)
     [send] = faults.agent.sends()
-    [task] = faults.agent.tasks_of(str(send.message["messageId"]))
+    assert send.message["messageId"] == faults.message_id(posted.ts)
+    [task] = faults.agent.tasks_of(faults.message_id(posted.ts))
     assert task.ended_at is not None and task.ended_at - task.started_at > 3 * FOLLOW_BUDGET
     subscriptions = faults.agent.calls("SubscribeToTask")
     assert len(subscriptions) >= 3  # each hand-over resumes the follow in a new function
