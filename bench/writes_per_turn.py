@@ -13,9 +13,10 @@ many chunks, ``--interval`` seconds apart, with three tool calls) and counts
 the writes made from the mention until the session is free again: on the
 turn's document, on the session's, and elsewhere (the Slack event record,
 the people cache), with the most writes any one document took in one second
-(Firestore sustains about one). Checkpoints are coalesced in time, so the
-writes grow with how long the answer streams, not with how many chunks it
-has. Ports: ``--port-base`` + 0..4 for the functions, +10 for the stand-in,
+(Firestore sustains about one). Checkpoints are coalesced in time, plus one
+for each Slack message the reply posts (one per 11,000 characters or four
+minutes), so the writes grow with how long the answer streams and, slowly,
+with its length, never with how many chunks it has. Ports: ``--port-base`` + 0..4 for the functions, +10 for the stand-in,
 +20 for the agent, and the emulators at 8380..8390 shifted to the same
 hundred.
 """
