@@ -16,7 +16,8 @@ the progress is complete the question becomes ``answering`` (once: the
 same precondition) and a Cloud Task asks ``stream_follow`` to send the
 answer; the question's timer (``timeout``) and that task carry the same
 generation, so whichever comes first wins and the other finds the session
-moved on.
+moved on. The winner sends the answer: a timer that finds the question
+already ``answering`` sends it rather than time it out.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ from shared.core.turn_machine import (
     WaitUntil,
     resume_state,
 )
-from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
+from shared.core.answers import ApprovalLedger, Decision, Denial, answer_message, progress_for
 from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.handoff import schedule_call
 from shared.questions import OpenQuestion, QuestionStore, show_prompt
@@ -462,23 +462,43 @@ class TurnRun:
         return False
 
     def _question_timed_out(self, key: str) -> None:
-        """No one answered in time: deny the approval, or cancel the task."""
-        question = self.questions.get(key)
-        if question is None or question.status != "open":
+        """No one answered in time: deny the approval, or cancel the task.
+
+        The question changes under the same precondition as a click, so a
+        decision made at the last moment is either part of the answer or
+        refused, never overwritten after it was shown and audited; and an
+        answer completed just before the timer fired is sent by the timer.
+        """
+        decisions: list[Decision] = []
+
+        def time_out(current: OpenQuestion) -> OpenQuestion | None:
+            decisions.clear()
+            if current.status != "open":
+                return None
+            progress = current.current
+            if isinstance(progress, ApprovalLedger):
+                decisions.extend(progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now()))
+                current.status = "answering"
+            else:
+                progress.time_out(now())
+                current.status = "closed"
+            current.progress = progress.to_dict()
+            return current
+
+        question = self.questions.change(key, time_out)
+        if question is None:
+            # Answered at the last moment: this timer took the session before
+            # the answer's own task, which will find the session moved on, so
+            # the timer sends the answer.
+            answered = self.questions.get(key)
+            if answered is not None and answered.status == "answering" and answered.turn_id == self.turn.id:
+                self._send_answer(answered)
             return
-        progress = question.current
-        if isinstance(progress, ApprovalLedger):
-            decisions = progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now())
-            question.progress, question.status = progress.to_dict(), "answering"
-            show_prompt(question)
-            self.questions.put(question)
+        show_prompt(question)
+        if question.status == "answering":
             self.questions.audit(question, tuple(decisions))
             self._send_answer(question)
             return
-        progress.time_out(now())
-        question.progress, question.status = progress.to_dict(), "closed"
-        show_prompt(question)
-        self.questions.put(question)
         self._cancel()
         self.reply.notice(notices.QUESTION_TIMED_OUT)
         self._finish_turn("question_timed_out")
