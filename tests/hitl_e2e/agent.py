@@ -10,9 +10,10 @@ then writes in Slack: the send whose text holds the token starts the
 conversation's task, and each later send to that task (an answer) plays the
 next ``Stage``. A stage streams the task as it stands, then its pieces (tool
 calls, results, text) as artifact chunks, and ends the task completed or
-paused in input-required with the stage's status message; or it refuses
-the send with a JSON-RPC error. GetTask, SubscribeToTask, CancelTask and
-ListTasks answer from the task as it stands. Every request is recorded
+paused in input-required with the stage's status message. A stage may
+instead refuse the send with a JSON-RPC error, or answer it with one
+Message and leave the task as it was. GetTask, SubscribeToTask, CancelTask
+and ListTasks answer from the task as it stands. Every request is recorded
 (path, method, params, headers) on its conversation, so a test asserts
 exactly what the agent received.
 
@@ -97,6 +98,8 @@ class Stage:
     """The status message of an input-required end (``hitl_pause``, ``text_pause``); None completes."""
     refuse: int | None = None
     """Answer the send with this JSON-RPC error code, and do nothing else."""
+    message_reply: str | None = None
+    """Answer the send with one Message of this text, and leave the task as it was."""
 
 
 def hitl_pause(payload: Any, *, names_extension: bool = True) -> dict[str, Any]:
@@ -292,6 +295,16 @@ class HitlAgent:
                 self._by_task[conversation.task_id] = conversation
         if stage.refuse is not None:
             exchange.json(_error(stage.refuse, "scripted refusal"))
+            return
+        if stage.message_reply is not None:
+            reply = {
+                "messageId": f"{conversation.task_id}-reply-{conversation.sends_played}",
+                "role": "ROLE_AGENT",
+                "parts": [{"text": stage.message_reply}],
+            }
+            exchange.start_stream()
+            exchange.event(_result({"message": reply}))
+            exchange.end()
             return
         conversation.history.append(message)
         self._set_status(conversation, WORKING, None)

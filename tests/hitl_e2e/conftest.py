@@ -3,7 +3,7 @@
 The five functions run as functions-framework processes on the real
 emulators, with the Slack stand-in, as ``kourier up`` runs them, but with
 this suite's own config: for each dialect of the scripted ``HitlAgent``, a
-Binding that allows questions and tool approvals (approver U0ALICE), one
+Binding that allows questions and tool approvals (approver U0ALICE), two
 with the same and timeouts of seconds, and one with no interactions; and
 Bindings for the real google-adk and kagent-adk peers, reached through the
 agent's forwarding endpoints. Each Binding has its own channel. Ports are
@@ -49,12 +49,14 @@ BOB = "U0BOB"
 """In the workspace, and no approver."""
 SHORT_TIMEOUT = "3s"
 """How long a prompt waits on the hasty Bindings."""
+DEADLINE_TIMEOUT = "10s"
+"""How long a prompt waits on the deadline Bindings: time for a test to act, then the timer."""
 WAIT = 90.0
 """How long a test waits for something to show: generous, for a loaded machine."""
 
 T = TypeVar("T")
 Dialect = Literal["a2a", "kagent-v1"]
-Interactions = Literal["asks", "hasty", "plain"]
+Interactions = Literal["asks", "hasty", "deadline", "plain"]
 
 BACKENDS: dict[str, str] = {
     "a2a": "a2a",
@@ -65,7 +67,7 @@ BACKENDS: dict[str, str] = {
 CHANNELS: dict[tuple[str, Interactions], str] = {
     (backend, interactions): f"C0{backend.upper().replace('-', '')}{interactions.upper()}"
     for backend in BACKENDS
-    for interactions in ("asks", "hasty", "plain")
+    for interactions in ("asks", "hasty", "deadline", "plain")
 }
 ADK_CHANNEL = "C0ADKPEER"
 KAGENT_CHANNEL = "C0KAGENTPEER"
@@ -79,6 +81,10 @@ INTERACTIONS: dict[Interactions, str] = {
     interactions:
       questions: {{timeout: {SHORT_TIMEOUT}}}
       toolApprovals: {{approvers: [{ALICE}], timeout: {SHORT_TIMEOUT}}}""",
+    "deadline": f"""
+    interactions:
+      questions: {{timeout: {DEADLINE_TIMEOUT}}}
+      toolApprovals: {{approvers: [{ALICE}], timeout: {DEADLINE_TIMEOUT}}}""",
     "plain": "",
 }
 
