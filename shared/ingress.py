@@ -79,8 +79,10 @@ def _take_message(store: Store, message: ChatMessage) -> None:
         return  # a thread Kourier is not part of
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
-        question_store = QuestionStore(store)
-        if questions.answer_by_reply(question_store, session.open_question, message.text, message.user):
+        answered = questions.answer_by_reply(
+            QuestionStore(store), session.open_question, message.text, message.user, message.message_key
+        )
+        if answered:
             return
     turn = store.record_turn(
         Turn(

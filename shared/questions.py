@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import structlog
@@ -80,6 +80,8 @@ class OpenQuestion:
     prompt_ts: str | None = None
     status: QuestionStatus = "open"
     answers_sent: int = 0
+    replies: list[str] = field(default_factory=list)
+    """The chat messages (by key) taken as answers, so that none is taken twice."""
 
     @property
     def current(self) -> Progress:
@@ -245,26 +247,42 @@ def handle_interaction(
     return InteractionReply()
 
 
-def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str) -> bool:
-    """A thread reply answers the open text question (or first open free-text one)."""
-    taken: list[bool] = []
+def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, message: str) -> bool:
+    """A thread reply answers the open text question (or first open free-text one).
+
+    Args:
+        questions: Where the question is kept.
+        key: The question's key (the session's ``open_question``).
+        text: What the person wrote.
+        user: Who wrote it.
+        message: The chat message's key. Slack delivers a reply that mentions
+            the bot twice (``app_mention`` and ``message``): a message
+            already taken is taken again as the same answer, not as a turn.
+
+    Returns:
+        Whether the reply is an answer (then it is no turn).
+    """
+    already: list[bool] = []
 
     def apply(current: OpenQuestion) -> OpenQuestion | None:
-        taken.clear()
+        already.clear()
+        if message in current.replies:
+            already.append(True)
+            return None
         progress = current.current
         if current.status != "open" or isinstance(progress, ApprovalLedger):
             return None
         if not progress.reply(text, Actor(id=user, platform="slack"), now()):
             return None
-        taken.append(True)
         current.progress = progress.to_dict()
+        current.replies = [*current.replies, message]
         if progress.complete:
             current.status = "answering"
         return current
 
     changed = questions.change(key, apply)
     if changed is None:
-        return False
+        return bool(already)
     _after_change(questions, changed, ())
     return True
 
