@@ -203,6 +203,8 @@ class HitlAgent:
         self._peers: dict[str, str] = {}
         self.forwarded: list[Received] = []
         """Requests forwarded to the real peers, oldest first."""
+        self.strays: list[Received] = []
+        """Requests about no conversation (answered -32001), oldest first."""
 
     def url(self, path: str) -> str:
         """The agent's URL under ``path`` (an AgentBackend's url)."""
@@ -248,6 +250,8 @@ class HitlAgent:
         received = Received(exchange.path, method, params, exchange.headers)
         conversation = self._conversation_of(method, params)
         if conversation is None:
+            with self._lock:
+                self.strays.append(received)
             exchange.json(_error(-32001, "task not found"))
             return
         with self._lock:

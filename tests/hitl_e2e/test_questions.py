@@ -222,3 +222,28 @@ def test_a_question_no_one_answers_in_time_cancels_the_task(hitl: Hitl) -> None:
     [cancel] = hitl.wait_for(conversation.cancels, "cancelled")
     assert cancel.params["id"] == conversation.task_id
     assert not conversation.answers()
+
+
+def test_a_reply_that_mentions_the_bot_answers_a_text_question_once_and_is_no_turn(hitl: Hitl) -> None:
+    conversation, thread = hitl.start(
+        channel("a2a"),
+        "mention-answer",
+        Stage(pause=text_pause("Which environment?")),
+        Stage(pieces=(Say("Deploying to production."),)),
+    )
+    prompt = thread.prompt()
+
+    # Slack sends a mention in a thread twice: app_mention, and its message twin.
+    reply = hitl.standin.say(thread.channel, "production", thread_ts=thread.ts, both_events=True)
+    assert reply.statuses == [200, 200]
+
+    thread.updated(prompt, f"Answered by <@{ALICE}>")
+    thread.answer("Deploying to production.")
+    [answer] = conversation.answers()
+    assert answer.message["parts"] == [{"text": "production"}]
+    follow_up = hitl.agent.expect("a-later-turn", Stage(pieces=(Say("Later."),)))
+    thread.reply("a-later-turn")  # sent once the thread is free: anything queued before it was sent first
+    thread.answer("Later.")
+    assert len(follow_up.sends()) == 1
+    assert len(conversation.sends()) == 2
+    assert not [s for s in hitl.agent.strays if "production" in str(s.params)]
