@@ -8,7 +8,7 @@ import pytest
 
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION
-from tests.hitl_e2e.agent import Call, Result, Say, Stage, hitl_pause
+from tests.hitl_e2e.agent import HITL_TEXT, Call, Result, Say, Stage, hitl_pause
 from tests.hitl_e2e.conftest import ALICE, BOB, Hitl, channel
 
 DIALECTS = ["a2a", "kagent-v1"]
@@ -59,6 +59,7 @@ def test_an_approved_tool_call_resumes_the_task_with_the_approval(hitl: Hitl, di
     prompt = thread.prompt()
     assert prompt.rendered.startswith('Delete the old log?\ndelete_file{\n  "path": "/var/log/old.log"\n}')
     assert "[Approve] [Reject]" in prompt.rendered
+    assert hitl.standin.thread_status(thread.channel, thread.ts) is None, "no one is working while it waits"
     thread.click(prompt, "approve:0")
 
     updated = thread.updated(prompt, f"Approved by <@{ALICE}>")
@@ -73,7 +74,13 @@ def test_an_approved_tool_call_resumes_the_task_with_the_approval(hitl: Hitl, di
         {"id": ALICE, "platform": "slack"},
     )
     assert answer.headers["a2a-extensions"] == HITL_EXTENSION
-    assert not conversation.cancels()
+    assert answer.headers["x-user-id"] == "kourier-hitl"
+    # The pause's stream ends with a status update, so the task is read; it
+    # is read once more before the answer, whose stream is read after too.
+    assert [r.method for r in conversation.received] == [
+        "SendStreamingMessage", "GetTask", "GetTask", "SendStreamingMessage", "GetTask",
+    ]
+    assert not [m for m in thread.bot_messages() if HITL_TEXT in m.rendered], "the text beside the payload is not shown"
     [record] = hitl.audit(conversation.task_id or "")
     assert (record["tool"], record["approved"], record["actor"]) == ("delete_file", True, {"id": ALICE, "platform": "slack"})
 

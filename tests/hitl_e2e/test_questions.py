@@ -247,3 +247,25 @@ def test_a_reply_that_mentions_the_bot_answers_a_text_question_once_and_is_no_tu
     assert len(follow_up.sends()) == 1
     assert len(conversation.sends()) == 2
     assert not [s for s in hitl.agent.strays if "production" in str(s.params)]
+
+
+def test_a_multiple_choice_question_of_more_than_ten_choices_is_a_multi_select(hitl: Hitl) -> None:
+    regions = [f"region-{n}" for n in range(12)]
+    conversation, thread = hitl.start(
+        channel("a2a"),
+        "multi-select",
+        Stage(pause=hitl_pause(ask("ask-12", question("Where?", *regions, multiple=True)))),
+        Stage(pieces=(Say("Spread out."),)),
+    )
+    prompt = thread.prompt()
+    [select] = [b["accessory"] for b in prompt.blocks if "accessory" in b]
+    assert select["type"] == "multi_static_select"
+
+    thread.click(prompt, "pick:0", values=["11", "3"])
+    thread.click(prompt, "submit:0")
+
+    thread.updated(prompt, f"Answered by <@{ALICE}> region-3, region-11")
+    thread.answer("Spread out.")
+    [answer] = conversation.answers()
+    assert answer.message["metadata"][HITL_EXTENSION]["answers"] == [{"answer": ["region-3", "region-11"]}]
+    assert answer.message["parts"] == [{"text": "region-3,region-11"}]
