@@ -33,6 +33,7 @@ from google.cloud import firestore
 from slack_sdk.errors import SlackApiError
 
 from shared.config import Binding
+from shared.core import notices
 from shared.core.answers import (
     ApprovalLedger,
     Decision,
@@ -201,10 +202,10 @@ def handle_interaction(
     if interaction is None:
         return InteractionReply()
     question = questions.get(interaction.key)
-    channel = _channel_of(payload)
     if question is None or question.status != "open":
-        if channel:
-            _refuse(channel, interaction.user, "This question is closed.")
+        place = _place_of(payload)
+        if place is not None:
+            _refuse(*place, interaction.user, notices.QUESTION_CLOSED)
         return InteractionReply()
     if isinstance(interaction, AnswerFormOpened):
         view = answer_modal(question.current)  # type: ignore[arg-type]
@@ -240,7 +241,7 @@ def handle_interaction(
         texts = getattr(interaction, "texts", None)
         if texts is not None:
             return InteractionReply(modal_errors(texts, refusal[0]))
-        _refuse(channel or question.channel, interaction.user, refusal[0])
+        _refuse(question.channel, question.thread_ts, interaction.user, refusal[0])
         return InteractionReply()
     if changed is not None:
         _after_change(questions, changed, tuple(decisions))
@@ -294,17 +295,22 @@ def _after_change(questions: QuestionStore, question: OpenQuestion, decisions: t
         request_answer(question)
 
 
-def _refuse(channel: str, user: str, text: str) -> None:
+def _refuse(channel: str, thread_ts: str | None, user: str, text: str) -> None:
+    """Tell one person, in the prompt's thread, that their action changed nothing."""
     try:
-        slack_client().chat_postEphemeral(channel=channel, user=user, text=text)
+        slack_client().chat_postEphemeral(channel=channel, thread_ts=thread_ts, user=user, text=text)
     except SlackApiError:
         log.warning("ephemeral_failed", channel=channel)
 
 
-def _channel_of(payload: dict[str, Any]) -> str | None:
+def _place_of(payload: dict[str, Any]) -> tuple[str, str | None] | None:
+    """The channel and thread of the message clicked; None for a modal."""
     container = payload.get("container") or {}
     channel = container.get("channel_id") or (payload.get("channel") or {}).get("id")
-    return str(channel) if channel else None
+    if not channel:
+        return None
+    thread_ts = container.get("thread_ts") or (payload.get("message") or {}).get("thread_ts")
+    return str(channel), str(thread_ts) if thread_ts else None
 
 
 def _question(data: dict[str, Any] | None) -> OpenQuestion:

@@ -64,6 +64,7 @@ SHOWN_DENIED_TIMEOUT = "Denied: no one decided in time"
 SHOWN_DENIED_NOT_ALLOWED = "Denied: this Binding does not allow tool approvals"
 QUESTION_TIMED_OUT = "No one answered in time, so the agent's task was cancelled."
 NOT_AN_APPROVER = "Only this Binding's approvers can approve or reject these tool calls."
+QUESTION_CLOSED = "This question is closed."
 PICK_A_CHOICE = "Pick at least one choice, then submit."
 ANSWER_BLANK = "Write an answer before you send it."
 
