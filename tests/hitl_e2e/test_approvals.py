@@ -146,7 +146,7 @@ def test_a_click_by_someone_who_is_not_an_approver_is_refused_to_them_alone_and_
     thread.click(prompt, "approve:0", user=BOB)
 
     [refusal] = hitl.wait_for(lambda: thread.ephemerals(BOB), "refused")
-    assert refusal.text == notices.NOT_AN_APPROVER
+    assert (refusal.text, refusal.thread_ts) == (notices.NOT_AN_APPROVER, thread.ts)
     assert thread.bot_messages()[-1] == prompt, "the prompt did not change"
     assert not conversation.answers()
     # Alice decides after Bob: the agent gets her decision, and only hers.
