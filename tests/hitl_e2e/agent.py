@@ -10,7 +10,7 @@ then writes in Slack: the send whose text holds the token starts the
 conversation's task, and each later send to that task (an answer) plays the
 next ``Stage``. A stage streams the task as it stands, then its pieces (tool
 calls, results, text) as artifact chunks, and ends the task completed or
-paused in input-required with the stage's status message. A stage may
+paused (in input-required, or the stage's state) with its status message. A stage may
 instead refuse the send with a JSON-RPC error, or answer it with one
 Message and leave the task as it was. GetTask, SubscribeToTask, CancelTask
 and ListTasks answer from the task as it stands. Every request is recorded
@@ -54,7 +54,6 @@ PEER_PREFIXES = {ADK_PEER: ADK_PEER, KAGENT_PEER: KAGENT_PEER + "/agents/default
 
 WORKING = "TASK_STATE_WORKING"
 COMPLETED = "TASK_STATE_COMPLETED"
-INPUT_REQUIRED = "TASK_STATE_INPUT_REQUIRED"
 CANCELED = "TASK_STATE_CANCELED"
 
 
@@ -95,7 +94,9 @@ class Stage:
 
     pieces: tuple[Piece, ...] = ()
     pause: dict[str, Any] | None = None
-    """The status message of an input-required end (``hitl_pause``, ``text_pause``); None completes."""
+    """The status message of a paused end (``hitl_pause``, ``text_pause``); None completes."""
+    pause_state: str = "TASK_STATE_INPUT_REQUIRED"
+    """The state the task pauses in."""
     refuse: int | None = None
     """Answer the send with this JSON-RPC error code, and do nothing else."""
     message_reply: str | None = None
@@ -326,7 +327,7 @@ class HitlAgent:
                 "contextId": conversation.context_id,
             }
             conversation.history.append(pause)
-            exchange.event(_result({"statusUpdate": self._set_status(conversation, INPUT_REQUIRED, pause)}))
+            exchange.event(_result({"statusUpdate": self._set_status(conversation, stage.pause_state, pause)}))
         exchange.end()
 
     def _set_status(

@@ -12,6 +12,7 @@ this suite's, 27000-27999.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -234,6 +235,7 @@ class Hitl:
     agent: HitlAgent
     standin: SlackStandin
     db: firestore.Client
+    log_dir: Path
 
     def start(self, channel: str, token: str, *stages: Stage, text: str = "") -> tuple[Conversation, Thread]:
         """Script the agent for ``token``, and have Alice mention the bot with it in ``channel``."""
@@ -249,6 +251,12 @@ class Hitl:
         except TimeoutError:
             raise AssertionError(f"not {what} within {WAIT} s") from None
 
+    def logged(self, function: str, event: str) -> list[dict[str, Any]]:
+        """The structured lines ``function`` logged for ``event``, oldest first."""
+        lines = (self.log_dir / f"{function}.log").read_text().splitlines()
+        records = [json.loads(line) for line in lines if line.startswith("{")]
+        return [record for record in records if record.get("message") == event]
+
     def audit(self, task_id: str) -> list[dict[str, Any]]:
         """The audit records of a task's decisions, oldest first."""
         found = self.db.collection(AUDIT).where(filter=firestore.FieldFilter("task_id", "==", task_id)).get()
@@ -256,8 +264,8 @@ class Hitl:
 
 
 @pytest.fixture
-def hitl(agent: HitlAgent, standin: SlackStandin, db: firestore.Client) -> Hitl:
-    return Hitl(agent, standin, db)
+def hitl(agent: HitlAgent, standin: SlackStandin, db: firestore.Client, stack: Stack) -> Hitl:
+    return Hitl(agent, standin, db, stack.log_dir)
 
 
 def channel(backend: str, interactions: Interactions = "asks") -> str:

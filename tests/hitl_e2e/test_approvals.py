@@ -130,6 +130,14 @@ def test_a_rejected_tool_is_denied_with_the_approvers_reason_and_the_others_deci
         "t2": (False, "denied by an approver in chat", ALICE),
         "t3": (True, None, ALICE),
     }
+    logged = [r for r in hitl.logged("chat_ingress", "approval_decided") if r["task_id"] == conversation.task_id]
+    assert [r["tool_id"] for r in logged] == ["t2", "t1", "t3"]
+    fields = ("tool_id", "tool", "args", "approved", "reason", "actor", "pause", "binding")
+    assert {r["tool_id"]: [r[f] for f in fields] for r in logged} == {
+        r["tool_id"]: [r[f] for f in fields] for r in audit
+    }
+    assert logged[0]["args"] == '{\n  "path": "/tmp/x"\n}'
+
 
 
 def test_a_click_by_someone_who_is_not_an_approver_is_refused_to_them_alone_and_changes_nothing(

@@ -161,3 +161,14 @@ def test_the_real_pause_of_an_adk_agent_is_unusable(
     [task_id] = {cancel.params["id"] for cancel in cancels}
     assert task_id
     assert not [m for m in thread.bot_messages() if m.action_ids()], "no prompt was posted"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_task_that_pauses_in_auth_required_is_cancelled_and_the_thread_told(hitl: Hitl, dialect: str) -> None:
+    conversation, thread = hitl.start(
+        channel(dialect),
+        f"auth-required-{dialect}",
+        Stage(pause=text_pause("Sign in at https://example.com/login"), pause_state="TASK_STATE_AUTH_REQUIRED"),
+    )
+
+    assert_cancelled_and_told(hitl, thread, conversation)
