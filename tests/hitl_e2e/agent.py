@@ -6,7 +6,7 @@ endpoints, one per AgentBackend of the tests' config: ``/a2a`` (a2a dialect,
 the card lists the extension), ``/a2a-unlisted`` (a2a, the card lists none)
 and ``/kagent/agents/kourier/hitl`` (what kagent-v1 makes of the URL
 ``/kagent``). A test registers a ``Conversation`` under a token, a word it
-then writes in Slack: the send whose text holds the token starts the
+then writes in Slack: the send whose text holds that word starts the
 conversation's task, and each later send to that task (an answer) plays the
 next ``Stage``. A stage streams the task as it stands, then its pieces (tool
 calls, results, text) as artifact chunks, and ends the task completed or
@@ -212,9 +212,11 @@ class HitlAgent:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def expect(self, token: str, *stages: Stage) -> Conversation:
-        """The next send whose text holds ``token`` starts a task that plays ``stages``."""
+        """The next send whose text holds the word ``token`` starts a task that plays ``stages``."""
         conversation = Conversation(token, list(stages))
         with self._lock:
+            if token in self._by_token:
+                raise ValueError(f"token {token!r} is already a conversation's")
             self._by_token[token] = conversation
         return conversation
 
@@ -280,7 +282,7 @@ class HitlAgent:
                 if message.get("taskId"):
                     return self._by_task.get(str(message["taskId"]))
                 text = "".join(str(p.get("text", "")) for p in message.get("parts", []))
-                return next((c for t, c in self._by_token.items() if t in text), None)
+                return next((self._by_token[w] for w in text.split() if w in self._by_token), None)
             if method == "ListTasks":
                 context = params.get("contextId")
                 return next((c for c in self._by_task.values() if c.context_id == context), None)

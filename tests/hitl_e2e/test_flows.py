@@ -108,7 +108,7 @@ def test_a_reply_that_answers_no_question_waits_and_is_sent_as_a_turn_after_the_
     follow_up = hitl.agent.expect("follow-up-after-choice", Stage(pieces=(Say("The disk is fine."),)))
     prompt = thread.prompt()
 
-    thread.reply("follow-up-after-choice: and check the disk")
+    thread.reply("follow-up-after-choice and check the disk")
     thread.click(prompt, "choose:0:0")
 
     thread.answer("The disk is fine.")
@@ -117,7 +117,7 @@ def test_a_reply_that_answers_no_question_waits_and_is_sent_as_a_turn_after_the_
     [turn] = follow_up.sends()
     assert "taskId" not in turn.message
     assert turn.message["contextId"] == conversation.context_id
-    assert "follow-up-after-choice: and check the disk" in turn.message["parts"][0]["text"]
+    assert "follow-up-after-choice and check the disk" in turn.message["parts"][0]["text"]
 
 
 def test_a_free_text_question_is_answered_by_a_reply_in_the_thread(hitl: Hitl) -> None:
