@@ -35,6 +35,7 @@ from slack_sdk.errors import SlackApiError
 from shared.config import Binding
 from shared.core import notices
 from shared.core.answers import (
+    AnswerSheet,
     ApprovalLedger,
     Decision,
     Progress,
@@ -208,7 +209,8 @@ def handle_interaction(
             _refuse(*place, interaction.user, notices.QUESTION_CLOSED)
         return InteractionReply()
     if isinstance(interaction, AnswerFormOpened):
-        view = answer_modal(question.current)  # type: ignore[arg-type]
+        progress = question.current
+        view = answer_modal(progress) if isinstance(progress, AnswerSheet) else None
         if view is not None:
             slack_client().views_open(trigger_id=interaction.trigger_id, view=view)
         return InteractionReply()
@@ -228,6 +230,8 @@ def handle_interaction(
         except RefusedClick as refused:
             refusal.append(str(refused))
             return None
+        except ValueError:
+            return None  # an action this prompt does not have changes nothing
         if not applied.changed:
             return None
         decisions.extend(applied.decisions)
