@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
+from local.slack_standin.callbacks import encode_payload_form, signature_headers
+from local.stack import DEFAULT_SIGNING_SECRET, Stack
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION
 from tests.hitl_e2e.agent import HITL_TEXT, Call, Result, Say, Stage, hitl_pause
@@ -296,3 +299,38 @@ def test_the_steps_of_the_paused_turn_are_not_shown_again_after_the_answer(hitl:
     assert steps.count("read_runbook") == 1
     text = "\n".join(m.text for m in thread.bot_messages())
     assert text.count("Reading the runbook.") == 1
+
+
+def test_an_action_the_prompt_does_not_have_changes_nothing(hitl: Hitl, stack: Stack) -> None:
+    conversation, thread = hitl.start(
+        channel("a2a"),
+        "foreign-actions",
+        Stage(pause=hitl_pause(approval(tool("t1")))),
+        Stage(pieces=(Say("Deleted."),)),
+    )
+    prompt = thread.prompt()
+    key = prompt.action_ids()[0].split(":")[1]
+
+    # Signed as Slack signs, but naming what an approval has not: a modal, a choice, a tool past its last.
+    for action in ("write", "choose:0:0", "approve:5"):
+        payload = {
+            "type": "block_actions",
+            "user": {"id": ALICE},
+            "trigger_id": "1.2.forged",
+            "container": {"type": "message", "channel_id": thread.channel, "message_ts": prompt.ts},
+            "actions": [{"action_id": f"hitl:{key}:{action}", "type": "button"}],
+        }
+        body = encode_payload_form(payload)
+        headers = {
+            **signature_headers(DEFAULT_SIGNING_SECRET, body, "valid"),
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        answered = httpx.post(stack.ingress_url + "slack/interactivity", content=body, headers=headers, timeout=30)
+        assert answered.status_code == 200, answered.text
+
+    assert thread.bot_messages()[-1] == prompt
+    assert not [v for v in hitl.standin.views() if key in str(v.view)], "no modal was opened"
+    thread.click(prompt, "approve:0")
+    thread.answer("Deleted.")
+    [answer] = conversation.answers()
+    assert answer.message["metadata"][HITL_EXTENSION]["approvals"] == [{"id": "t1", "approved": True}]
