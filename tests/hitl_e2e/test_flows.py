@@ -6,7 +6,7 @@ from typing import Any
 
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION
-from tests.hitl_e2e.agent import Say, Stage, hitl_pause, text_pause
+from tests.hitl_e2e.agent import HITL_TEXT, Say, Stage, hitl_pause, text_pause
 from local.stack import Stack
 from tests.hitl_e2e.conftest import ALICE, BOB, Hitl, channel
 
@@ -216,3 +216,32 @@ def test_an_approval_decided_just_before_its_timer_fires_is_sent_by_the_timer(hi
     assert answer.message["metadata"]["agentkourier.dev/actor"] == {"id": ALICE, "platform": "slack"}
     shown = next(m for m in thread.bot_messages() if m.ts == prompt.ts)
     assert notices.SHOWN_DENIED_TIMEOUT not in shown.rendered
+
+
+def test_a_payload_whose_message_names_no_extension_is_read_on_kagent_v1_and_is_text_on_a2a(hitl: Hitl) -> None:
+    payload = ask("ask-13", ("Which region?", ["eu", "us"]))
+    kagent, kagent_thread = hitl.start(
+        channel("kagent-v1"),
+        "unnamed-kagent",
+        Stage(pause=hitl_pause(payload, names_extension=False)),
+        Stage(pieces=(Say("Going to eu."),)),
+    )
+    a2a, a2a_thread = hitl.start(
+        channel("a2a"),
+        "unnamed-a2a",
+        Stage(pause=hitl_pause(payload, names_extension=False)),
+        Stage(pieces=(Say("Going by text."),)),
+    )
+
+    kagent_thread.click(kagent_thread.prompt(), "choose:0:0")
+    text_prompt = a2a_thread.prompt()
+    assert text_prompt.rendered == f"{HITL_TEXT}\n{notices.REPLY_TO_ANSWER}"
+    a2a_thread.reply("eu, please")
+
+    kagent_thread.answer("Going to eu.")
+    a2a_thread.answer("Going by text.")
+    [structured] = kagent.answers()
+    assert structured.message["metadata"][HITL_EXTENSION]["answers"] == [{"answer": ["eu"]}]
+    [text] = a2a.answers()
+    assert text.message["parts"] == [{"text": "eu, please"}]
+    assert HITL_EXTENSION not in text.message["metadata"]
