@@ -4,34 +4,29 @@ Theory of operation: firebase-tools (``node_modules/.bin/firebase emulators:star
 runs Google's official Firestore and Pub/Sub emulators, found through
 ``FIRESTORE_EMULATOR_BINARY_PATH`` / ``PUBSUB_EMULATOR_BINARY_PATH`` so that it
 downloads nothing, on a Temurin JDK 21+ put first on PATH. The Cloud Tasks
-emulator is ``local.tasks_emulator`` in its own venv. Each is started in a new
-session, so a Ctrl-C at the terminal reaches only this process, which then stops
-them in order; a SIGTERM is handled like Ctrl-C, and should this process die
-without stopping them, the kernel sends them SIGTERM (PR_SET_PDEATHSIG). firebase-tools starts its java emulators detached, each in a
-process group of its own: stopping it therefore means asking firebase to shut
-down (SIGTERM; it stops its java children), waiting, and then killing whatever is
-left of every process group seen in its process tree. Readiness is the emulator
-ports accepting connections. Everything listens on 127.0.0.1 only.
+emulator is ``local.tasks_emulator`` in its own venv. Both run as
+``local.processes`` children (stopped with everything they started, also on
+SIGTERM, and by the kernel should this process die); firebase-tools starts its
+java emulators detached, so stopping it asks firebase to shut down and then
+kills whatever is left of its process tree. Readiness is the emulator ports
+accepting connections. Everything listens on 127.0.0.1 only.
 
 ``local/install_emulators.sh`` prepares every file used here.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
-import signal
 import socket
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from local.processes import running, sigterm_interrupts
 from shared.settings import get_settings
 
 logger = logging.getLogger(__name__)
@@ -48,8 +43,6 @@ TASKS_EMULATOR_PYTHON = REPO_ROOT / ".venvs" / "tasks-emulator" / "bin" / "pytho
 PROJECT_ID = "demo-kourier"
 HOST = "127.0.0.1"
 STARTUP_TIMEOUT_SECONDS = 120.0
-SHUTDOWN_GRACE_SECONDS = 15.0
-_PR_SET_PDEATHSIG = 1  # prctl option, from <linux/prctl.h>
 
 
 class EmulatorError(RuntimeError):
@@ -123,26 +116,28 @@ def running_emulators(ports: EmulatorPorts, log_dir: Path) -> Iterator[EmulatorE
     _check_ports_free(ports)
     log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    with _sigterm_interrupts(), ExitStack() as stack:
+    with sigterm_interrupts(), ExitStack() as stack:
         firebase = stack.enter_context(
-            running_process(
+            running(
+                "firebase",
                 [str(FIREBASE), "emulators:start", "--config", str(_firebase_config(ports, log_dir)),
                  "--project", PROJECT_ID],
                 log_dir / "firebase.log",
                 cwd=log_dir,  # firebase writes its *-debug.log files to its working directory
-                extra_env=_firebase_env(java_home),
+                env={**os.environ, **_firebase_env(java_home)},
             )
         )
         tasks = stack.enter_context(
-            running_process(
+            running(
+                "cloud-tasks",
                 [str(TASKS_EMULATOR_PYTHON), "-m", "local.tasks_emulator", "--port", str(ports.cloud_tasks)],
                 log_dir / "cloud-tasks.log",
                 cwd=REPO_ROOT,
-                extra_env={"PYTHONWARNINGS": "ignore::FutureWarning"},
+                env={**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning"},
             )
         )
-        wait_until_listening(firebase, log_dir / "firebase.log", [ports.firestore, ports.pubsub])
-        wait_until_listening(tasks, log_dir / "cloud-tasks.log", [ports.cloud_tasks])
+        firebase.wait_listening([ports.firestore, ports.pubsub], STARTUP_TIMEOUT_SECONDS)
+        tasks.wait_listening([ports.cloud_tasks], STARTUP_TIMEOUT_SECONDS)
         logger.info("emulators ready in %.1f s (logs in %s)", time.monotonic() - started, log_dir)
         yield EmulatorEnv(ports)
 
@@ -216,157 +211,3 @@ def _firebase_env(java_home: Path) -> dict[str, str]:
         "NO_UPDATE_NOTIFIER": "1",
         "CI": "1",
     }
-
-
-@contextmanager
-def running_process(
-    command: list[str], log_path: Path, cwd: Path, extra_env: dict[str, str]
-) -> Iterator[subprocess.Popen[bytes]]:
-    """Runs ``command`` until the block ends, then stops it and every process it started.
-
-    Args:
-        command: The program and its arguments.
-        log_path: Receives its stdout and stderr (appended).
-        cwd: Its working directory.
-        extra_env: Added to this process's environment.
-
-    Yields:
-        The process, in a session of its own (a Ctrl-C at the terminal does not reach it).
-    """
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=cwd,
-            env={**os.environ, **extra_env},
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_terminate_when_parent_dies,
-        )
-    try:
-        yield process
-    finally:
-        with _interruptions_deferred():
-            _stop_tree(process)
-
-
-def _terminate_when_parent_dies() -> None:
-    """Runs in the child before exec: the kernel sends it SIGTERM if this process dies first,
-    however it dies (SIGKILL, or interrupts that cut a clean stop short)."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def _stop_tree(process: subprocess.Popen[bytes]) -> None:
-    groups = _process_groups_in_tree(process.pid)
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    try:
-        process.wait(SHUTDOWN_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        logger.warning("%s did not stop in %.0f s; killing it", process.args, SHUTDOWN_GRACE_SECONDS)
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    process.wait()
-
-
-def _process_groups_in_tree(root_pid: int) -> set[int]:
-    """The process groups of ``root_pid`` and all its descendants, read from /proc."""
-    parents: dict[int, tuple[int, int]] = {}  # pid -> (parent pid, process group)
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state, ppid, pgrp, ...
-        fields = stat[stat.rfind(")") + 2 :].split()
-        parents[int(entry.name)] = (int(fields[1]), int(fields[2]))
-    tree = {root_pid}
-    grew = True
-    while grew:
-        children = {pid for pid, (ppid, _) in parents.items() if ppid in tree} - tree
-        tree |= children
-        grew = bool(children)
-    return {parents[pid][1] for pid in tree if pid in parents}
-
-
-@contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """Turns SIGTERM into KeyboardInterrupt for the block, so that a terminated run (or pytest)
-    still stops the emulators. Left alone when not on the main thread or already handled."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
-    ):
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-@contextmanager
-def _interruptions_deferred() -> Iterator[None]:
-    """Holds Ctrl-C and SIGTERM until the block ends, then delivers them: a second Ctrl-C while
-    stopping must not leave emulators behind."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    deferred = (signal.SIGINT, signal.SIGTERM)
-    previous = {signum: signal.signal(signum, lambda signum, _: held.append(signum)) for signum in deferred}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
-        for signum in dict.fromkeys(held):
-            signal.raise_signal(signum)
-
-
-def wait_until_listening(process: subprocess.Popen[bytes], log_path: Path, ports: list[int]) -> None:
-    """Returns once every port accepts connections on 127.0.0.1.
-
-    Raises:
-        EmulatorError: The process exited first, or STARTUP_TIMEOUT_SECONDS passed; the
-            message quotes the end of ``log_path``.
-    """
-    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
-    waiting = list(ports)
-    while waiting:
-        if process.poll() is not None:
-            raise EmulatorError(
-                f"{process.args[0]} exited with {process.returncode}:\n{_log_tail(log_path)}"
-            )
-        if time.monotonic() > deadline:
-            raise EmulatorError(
-                f"ports {waiting} not listening after {STARTUP_TIMEOUT_SECONDS:.0f} s:\n{_log_tail(log_path)}"
-            )
-        waiting = [port for port in waiting if not _accepts_connections(port)]
-        if waiting:
-            time.sleep(0.1)
-
-
-def _accepts_connections(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def _log_tail(log_path: Path, lines: int = 30) -> str:
-    return "\n".join(log_path.read_text(errors="replace").splitlines()[-lines:])

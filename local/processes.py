@@ -1,63 +1,113 @@
-"""Starting and stopping the local stack's processes.
+"""Starting and stopping the local stack's processes: the one way to run a child.
 
-Every process runs in its own process group, so stopping it also stops what
-it started (firebase leaves java children behind otherwise). Readiness is an
-HTTP answer, polled with a deadline.
+Theory of operation: every child runs in a session of its own, so a Ctrl-C at
+the terminal reaches only this process, which then stops its children in
+order; should this process die without stopping them, the kernel sends them
+SIGTERM (PR_SET_PDEATHSIG). Some children start detached grandchildren in
+process groups of their own (firebase-tools starts its java emulators that
+way), so stopping one means SIGTERM to its group, a grace period, then
+SIGKILL to every process group seen in its process tree. A second Ctrl-C
+while stopping is held until the stop is done. Readiness is an HTTP answer
+or ports that accept connections, polled with a deadline.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
+import socket
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
+HOST = "127.0.0.1"
+SHUTDOWN_GRACE_SECONDS = 15.0
+_PR_SET_PDEATHSIG = 1  # prctl option, from <linux/prctl.h>
+
 
 class StartupError(RuntimeError):
-    """A local process did not come up."""
+    """A local process did not come up (the message quotes the end of its log)."""
 
 
 class Process:
     """One child process with its log file."""
 
-    def __init__(self, name: str, argv: Sequence[str], env: Mapping[str, str], log_dir: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
+        """Start ``argv``; its output goes to ``log_path``; ``env`` defaults to ours."""
         self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self._argv, self._env = list(argv), dict(env)
-        self._log = self.log_path.open("ab")
+        self.log_path = log_path
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._argv, self._env, self._cwd = list(argv), dict(env or os.environ), cwd
         self._popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self._argv, env=self._env, stdout=self._log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )
+        with self.log_path.open("ab") as log:
+            return subprocess.Popen(
+                self._argv,
+                env=self._env,
+                cwd=self._cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_terminate_when_parent_dies,
+            )
 
     def wait_http(self, url: str, timeout: float = 60.0) -> None:
         """Wait until ``url`` answers any HTTP status below 500."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._popen.poll() is not None:
-                raise StartupError(f"{self.name} exited with {self._popen.returncode}; see {self.log_path}")
+
+        def answers() -> bool:
             try:
-                if httpx.get(url, timeout=2).status_code < 500:
-                    return
+                return httpx.get(url, timeout=2).status_code < 500
             except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise StartupError(f"{self.name} did not answer at {url} within {timeout:.0f}s; see {self.log_path}")
+                return False
+
+        self._wait(answers, f"no answer at {url}", timeout)
+
+    def wait_listening(self, ports: Sequence[int], timeout: float = 120.0) -> None:
+        """Wait until every port accepts connections on 127.0.0.1."""
+        waiting = list(ports)
+
+        def listening() -> bool:
+            waiting[:] = [port for port in waiting if not _accepts_connections(port)]
+            return not waiting
+
+        self._wait(listening, f"ports {waiting} not listening", timeout)
+
+    def _wait(self, ready: Callable[[], bool], what: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if self._popen.poll() is not None:
+                raise StartupError(f"{self.name} exited with {self._popen.returncode}:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise StartupError(f"{self.name}: {what} after {timeout:.0f} s:\n{self.log_tail()}")
+            time.sleep(0.1)
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the process's log."""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
     def kill(self) -> None:
         """Kill the process and everything it started at once (SIGKILL), as a crash would."""
-        try:
-            os.killpg(self._popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        for group in _process_groups_in_tree(self._popen.pid):
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         self._popen.wait()
 
     def start_again(self) -> None:
@@ -68,15 +118,110 @@ class Process:
 
     def stop(self) -> None:
         """Stop the process and everything it started."""
-        if self._popen.poll() is None:
-            for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        with _interruptions_deferred():
+            groups = _process_groups_in_tree(self._popen.pid)
+            try:
+                os.killpg(self._popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self._popen.wait(SHUTDOWN_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+            for group in groups:
                 try:
-                    os.killpg(self._popen.pid, sig)
+                    os.killpg(group, signal.SIGKILL)
                 except ProcessLookupError:
-                    break
-                try:
-                    self._popen.wait(grace)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        self._log.close()
+                    pass
+            self._popen.wait()
+
+
+@contextmanager
+def running(
+    name: str,
+    argv: Sequence[str],
+    log_path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[Process]:
+    """A process for the length of the block, stopped however the block ends."""
+    process = Process(name, argv, log_path, env=env, cwd=cwd)
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt for the block, so a terminated run still stops its
+    children. Left alone when not on the main thread or when SIGTERM is already handled."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _terminate_when_parent_dies() -> None:
+    """Runs in the child before exec: the kernel sends it SIGTERM if this process dies first."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+@contextmanager
+def _interruptions_deferred() -> Iterator[None]:
+    """Holds Ctrl-C and SIGTERM until the block ends, then delivers them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    deferred = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda signum, _: held.append(signum)) for signum in deferred}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)
+
+
+def _process_groups_in_tree(root_pid: int) -> set[int]:
+    """The process groups of ``root_pid`` and all its descendants, read from /proc."""
+    parents: dict[int, tuple[int, int]] = {}  # pid -> (parent pid, process group)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state, ppid, pgrp, ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        parents[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    tree = {root_pid}
+    grew = True
+    while grew:
+        children = {pid for pid, (ppid, _) in parents.items() if ppid in tree} - tree
+        tree |= children
+        grew = bool(children)
+    return {parents[pid][1] for pid in tree if pid in parents} | {root_pid}
+
+
+def _accepts_connections(port: int) -> bool:
+    try:
+        with socket.create_connection((HOST, port), timeout=1):
+            return True
+    except OSError:
+        return False

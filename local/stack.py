@@ -127,7 +127,7 @@ def running_stack(
         emulator_env = stack.enter_context(running_emulators(ports.emulators, log_dir)).variables
 
         def start(name: str, argv: list[str], env: Mapping[str, str]) -> Process:
-            process = Process(name, argv, env, log_dir)
+            process = Process(name, argv, log_dir / f"{name}.log", env=env)
             processes.append(process)
             stack.callback(process.stop)
             return process

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 import uuid
 from collections.abc import Iterator
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 from google.cloud import pubsub_v1
 
-from local.emulators import EmulatorEnv, running_process, wait_until_listening
+from local.emulators import EmulatorEnv
+from local.processes import running
 from local.provision import TURN_RETRY, provision
 from shared.settings import get_settings
 from tests.emulators.http_recorder import Endpoint, HttpRecorder
@@ -61,8 +63,9 @@ def turn_send_stand_in(
         "--source", str(FUNCTION_SOURCE), "--target", "forward_event",
         "--signature-type", "cloudevent", "--host", "127.0.0.1", "--port", str(FUNCTION_PORT),
     ]
-    with running_process(command, log_path, cwd=tmp_path, extra_env={"FORWARD_URL": forwarded.url}) as function:
-        wait_until_listening(function, log_path, [FUNCTION_PORT])
+    env = {**os.environ, "FORWARD_URL": forwarded.url}
+    with running("functions-framework", command, log_path, cwd=tmp_path, env=env) as function:
+        function.wait_listening([FUNCTION_PORT])
         yield forwarded
 
 
