@@ -160,7 +160,9 @@ class TurnRun:
             self._restore(json.loads(self.turn.checkpoint), resumed=True, taken_over=True)
             self._run(self._resume_actions())
             return
-        self.store.set_turn(self.turn.id, status="running")
+        # One write: running, and begun (a function that takes over later
+        # cannot know whether this one reached the agent).
+        self.store.set_turn(self.turn.id, status="running", attempted=True)
         self.reply.working()
         self.machine = self._new_machine()
         protocol: str
@@ -174,7 +176,6 @@ class TurnRun:
             # checkpoint: whether the agent got it is unknown.
             self.machine.handle(first, time.time())
             first = CallFailed(Failure.UNKNOWN)
-        self.store.set_turn(self.turn.id, attempted=True)
         self._run(self._handle(first))
 
     def resume(self, timer: str | None) -> None:
