@@ -188,7 +188,9 @@ class Conversation:
             "history": list(self.history),
         }
         if self.parts:
-            task["artifacts"] = [{"artifactId": "answer", "name": "answer", "parts": list(self.parts)}]
+            task["artifacts"] = [
+                {"artifactId": "answer", "name": "answer", "parts": list(self.parts)}
+            ]
         return task
 
 
@@ -288,7 +290,9 @@ class HitlAgent:
                 return next((c for c in self._by_task.values() if c.context_id == context), None)
             return self._by_task.get(str(params.get("id")))
 
-    def _send(self, exchange: Exchange, conversation: Conversation, message: dict[str, Any]) -> None:
+    def _send(
+        self, exchange: Exchange, conversation: Conversation, message: dict[str, Any]
+    ) -> None:
         with self._lock:
             if conversation.sends_played >= len(conversation.stages):
                 stage = Stage(refuse=-32603)  # not scripted: the test sees it in ``received``
@@ -320,7 +324,9 @@ class HitlAgent:
         for piece in stage.pieces:
             exchange.event(_result({"artifactUpdate": self._artifact(conversation, _part(piece))}))
         if stage.pause is None:
-            exchange.event(_result({"statusUpdate": self._set_status(conversation, COMPLETED, None)}))
+            exchange.event(
+                _result({"statusUpdate": self._set_status(conversation, COMPLETED, None)})
+            )
         else:
             pause = {
                 "messageId": f"{conversation.task_id}-pause-{conversation.sends_played}",
@@ -329,7 +335,9 @@ class HitlAgent:
                 "contextId": conversation.context_id,
             }
             conversation.history.append(pause)
-            exchange.event(_result({"statusUpdate": self._set_status(conversation, stage.pause_state, pause)}))
+            exchange.event(
+                _result({"statusUpdate": self._set_status(conversation, stage.pause_state, pause)})
+            )
         exchange.end()
 
     def _set_status(
@@ -365,9 +373,10 @@ class HitlAgent:
         dropped = ("host", "content-length", "accept-encoding")
         headers = {k: v for k, v in exchange.headers.items() if k not in dropped}
         content = json.dumps(exchange.body).encode() if exchange.body is not None else None
-        with httpx.Client(timeout=httpx.Timeout(60.0)) as client, client.stream(
-            exchange.verb, target, headers=headers, content=content
-        ) as response:
+        with (
+            httpx.Client(timeout=httpx.Timeout(60.0)) as client,
+            client.stream(exchange.verb, target, headers=headers, content=content) as response,
+        ):
             exchange.start_stream(response.status_code, response.headers.get("content-type", ""))
             for chunk in response.iter_raw():
                 exchange.chunk(chunk)
@@ -382,7 +391,9 @@ def _card(url: str, lists_extension: bool) -> dict[str, Any]:
         "name": "hitl-scripted",
         "description": "Pauses for questions and tool approvals as each test scripts.",
         "version": "1",
-        "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
         "capabilities": capabilities,
         "defaultInputModes": ["text"],
         "defaultOutputModes": ["text"],
@@ -501,7 +512,9 @@ def running_agent(port: int) -> Iterator[HitlAgent]:
     agent = HitlAgent(port)
     server = _Server(("127.0.0.1", port), _Handler)
     server.agent = agent
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield agent

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -28,7 +30,14 @@ from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Ephemeral, Message, Posted
 from local.stack import Stack, StackPorts, running_stack
 from shared.questions import AUDIT
-from tests.hitl_e2e.agent import ADK_PEER, KAGENT_PEER, Conversation, HitlAgent, Stage, running_agent
+from tests.hitl_e2e.agent import (
+    ADK_PEER,
+    KAGENT_PEER,
+    Conversation,
+    HitlAgent,
+    Stage,
+    running_agent,
+)
 
 PORTS = StackPorts(
     chat_ingress=27300,
@@ -157,7 +166,9 @@ def standin(stack: Stack) -> Iterator[SlackStandin]:
 
 @pytest.fixture(scope="session")
 def db(stack: Stack) -> firestore.Client:
-    emulator = {k: stack.function_env[k] for k in ("FIRESTORE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT")}
+    emulator = {
+        k: stack.function_env[k] for k in ("FIRESTORE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT")
+    }
     with mock.patch.dict(os.environ, emulator):
         return firestore.Client(project=emulator["GOOGLE_CLOUD_PROJECT"])
 
@@ -196,13 +207,18 @@ class Thread:
     def updated(self, prompt: Message, shows: str) -> Message:
         """Wait until the prompt, edited in place, shows ``shows``."""
         return self.wait_for_message(
-            lambda m: m.ts == prompt.ts and m.edited and shows in m.rendered, f"the prompt showing {shows!r}"
+            lambda m: m.ts == prompt.ts and m.edited and shows in m.rendered,
+            f"the prompt showing {shows!r}",
         )
 
-    def click(self, message: Message, action: str, user: str = ALICE, values: list[str] | None = None) -> None:
+    def click(
+        self, message: Message, action: str, user: str = ALICE, values: list[str] | None = None
+    ) -> None:
         """``user`` clicks the element whose action_id ends with ``:<action>``."""
         [action_id] = [a for a in message.action_ids() if a.endswith(f":{action}")]
-        interaction = self.standin.click(self.channel, message.ts, action_id, user=user, values=values)
+        interaction = self.standin.click(
+            self.channel, message.ts, action_id, user=user, values=values
+        )
         assert interaction.delivery.status == 200, interaction.delivery
 
     def reply(self, text: str) -> Posted:
@@ -225,7 +241,9 @@ class Thread:
             return self.standin.wait_for(found, timeout=WAIT, interval=0.2)
         except TimeoutError:
             shown = [(m.ts, m.stream, m.edited, m.rendered) for m in self.bot_messages()]
-            raise AssertionError(f"no {what} within {WAIT} s; the bot's messages: {shown}") from None
+            raise AssertionError(
+                f"no {what} within {WAIT} s; the bot's messages: {shown}"
+            ) from None
 
 
 @dataclass
@@ -237,7 +255,9 @@ class Hitl:
     db: firestore.Client
     log_dir: Path
 
-    def start(self, channel: str, token: str, *stages: Stage, text: str = "") -> tuple[Conversation, Thread]:
+    def start(
+        self, channel: str, token: str, *stages: Stage, text: str = ""
+    ) -> tuple[Conversation, Thread]:
         """Script the agent for ``token``, and have Alice mention the bot with it in ``channel``."""
         conversation = self.agent.expect(token, *stages)
         posted = self.standin.say(channel, f"{token} {text}".strip())
@@ -259,7 +279,11 @@ class Hitl:
 
     def audit(self, task_id: str) -> list[dict[str, Any]]:
         """The audit records of a task's decisions, oldest first."""
-        found = self.db.collection(AUDIT).where(filter=firestore.FieldFilter("task_id", "==", task_id)).get()
+        found = (
+            self.db.collection(AUDIT)
+            .where(filter=firestore.FieldFilter("task_id", "==", task_id))
+            .get()
+        )
         return sorted((doc.to_dict() or {} for doc in found), key=lambda r: str(r["at"]))
 
 
@@ -268,8 +292,38 @@ def hitl(agent: HitlAgent, standin: SlackStandin, db: firestore.Client, stack: S
     return Hitl(agent, standin, db, stack.log_dir)
 
 
+@contextmanager
+def function_stopped(stack: Stack, function: str) -> Iterator[None]:
+    """``function``'s processes stopped (SIGSTOP) for the block: calls to it wait, unanswered."""
+    port = str(getattr(stack.ports, function))
+    pids = [
+        int(entry.name)
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _serves(entry / "cmdline", function, port)
+    ]
+    assert pids, f"no process serves {function}"
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def _serves(cmdline: Path, function: str, port: str) -> bool:
+    try:
+        argv = cmdline.read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(b"functions-framework" in arg for arg in argv) and all(
+        f"{flag}\0{value}".encode() in b"\0".join(argv)
+        for flag, value in (("--target", function), ("--port", port))
+    )
+
+
 def channel(backend: str, interactions: Interactions = "asks") -> str:
-    """The channel of the Binding of ``backend`` ("a2a", "kagent-v1", "a2a-unlisted") with ``interactions``."""
+    """The channel of the Binding of ``backend`` (a key of ``BACKENDS``) with ``interactions``."""
     return CHANNELS[(backend, interactions)]
 
 
@@ -277,4 +331,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if Path(str(item.fspath)).parent == Path(__file__).parent:
             item.add_marker(pytest.mark.emulators)
-

@@ -1,4 +1,4 @@
-"""Tool approvals through the whole stack: decided in Slack, answered to the paused task as the contract says."""
+"""Tool approvals through the whole stack: decided in Slack, answered as the contract says."""
 
 from __future__ import annotations
 
@@ -16,11 +16,17 @@ from tests.hitl_e2e.conftest import ALICE, BOB, Hitl, channel
 
 DIALECTS = ["a2a", "kagent-v1"]
 KOURIER = {"id": "agent-kourier", "platform": "slack"}
+NOT_ALLOWED = "denied by agent-kourier: this Binding does not allow tool approvals"
 
 
 def tool(tool_id: str, name: str = "delete_file", **args: Any) -> dict[str, Any]:
     """One tool of a tool_approval_request."""
-    return {"id": tool_id, "call_id": f"call-{tool_id}", "name": name, "args": args or {"path": "/tmp/x"}}
+    return {
+        "id": tool_id,
+        "call_id": f"call-{tool_id}",
+        "name": name,
+        "args": args or {"path": "/tmp/x"},
+    }
 
 
 def approval(*tools: dict[str, Any], hint: str | None = None) -> dict[str, Any]:
@@ -31,7 +37,9 @@ def approval(*tools: dict[str, Any], hint: str | None = None) -> dict[str, Any]:
     return payload
 
 
-def answer_to(task_id: str, context_id: str, text: str, payload: dict[str, Any], actor: dict[str, str]) -> dict[str, Any]:
+def answer_to(
+    task_id: str, context_id: str, text: str, payload: dict[str, Any], actor: dict[str, str]
+) -> dict[str, Any]:
     """The answer message the contract gives, all but its messageId."""
     return {
         "role": "ROLE_USER",
@@ -54,15 +62,25 @@ def test_an_approved_tool_call_resumes_the_task_with_the_approval(hitl: Hitl, di
     conversation, thread = hitl.start(
         channel(dialect),
         f"approve-{dialect}",
-        Stage(pause=hitl_pause(approval(tool("t1", "delete_file", path="/var/log/old.log"), hint="Delete the old log?"))),
+        Stage(
+            pause=hitl_pause(
+                approval(
+                    tool("t1", "delete_file", path="/var/log/old.log"), hint="Delete the old log?"
+                )
+            )
+        ),
         Stage(pieces=(Say("Deleted /var/log/old.log."),)),
         text="clean up the logs",
     )
 
     prompt = thread.prompt()
-    assert prompt.rendered.startswith('Delete the old log?\ndelete_file{\n  "path": "/var/log/old.log"\n}')
+    assert prompt.rendered.startswith(
+        'Delete the old log?\ndelete_file{\n  "path": "/var/log/old.log"\n}'
+    )
     assert "[Approve] [Reject]" in prompt.rendered
-    assert hitl.standin.thread_status(thread.channel, thread.ts) is None, "no one is working while it waits"
+    assert hitl.standin.thread_status(thread.channel, thread.ts) is None, (
+        "no one is working while it waits"
+    )
     thread.click(prompt, "approve:0")
 
     updated = thread.updated(prompt, f"Approved by <@{ALICE}>")
@@ -81,18 +99,32 @@ def test_an_approved_tool_call_resumes_the_task_with_the_approval(hitl: Hitl, di
     # The pause's stream ends with a status update, so the task is read; it
     # is read once more before the answer, whose stream is read after too.
     assert [r.method for r in conversation.received] == [
-        "SendStreamingMessage", "GetTask", "GetTask", "SendStreamingMessage", "GetTask",
+        "SendStreamingMessage",
+        "GetTask",
+        "GetTask",
+        "SendStreamingMessage",
+        "GetTask",
     ]
-    assert not [m for m in thread.bot_messages() if HITL_TEXT in m.rendered], "the text beside the payload is not shown"
+    assert not [m for m in thread.bot_messages() if HITL_TEXT in m.rendered], (
+        "the text beside the payload is not shown"
+    )
     [record] = hitl.audit(conversation.task_id or "")
-    assert (record["tool"], record["approved"], record["actor"]) == ("delete_file", True, {"id": ALICE, "platform": "slack"})
+    assert (record["tool"], record["approved"], record["actor"]) == (
+        "delete_file",
+        True,
+        {"id": ALICE, "platform": "slack"},
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_rejected_tool_is_denied_with_the_approvers_reason_and_the_others_decided_in_order(
     hitl: Hitl, dialect: str
 ) -> None:
-    tools = [tool("t1", "read_file"), tool("t2", "delete_file"), tool("t3", "restart_service", service="db")]
+    tools = [
+        tool("t1", "read_file"),
+        tool("t2", "delete_file"),
+        tool("t3", "restart_service", service="db"),
+    ]
     conversation, thread = hitl.start(
         channel(dialect),
         f"reject-{dialect}",
@@ -120,7 +152,11 @@ def test_a_rejected_tool_is_denied_with_the_approvers_reason_and_the_others_deci
             "type": "tool_approval_response",
             "approvals": [
                 {"id": "t1", "approved": True},
-                {"id": "t2", "approved": False, "rejection_reason": "denied by an approver in chat"},
+                {
+                    "id": "t2",
+                    "approved": False,
+                    "rejection_reason": "denied by an approver in chat",
+                },
                 {"id": "t3", "approved": True},
             ],
         },
@@ -133,14 +169,17 @@ def test_a_rejected_tool_is_denied_with_the_approvers_reason_and_the_others_deci
         "t2": (False, "denied by an approver in chat", ALICE),
         "t3": (True, None, ALICE),
     }
-    logged = [r for r in hitl.logged("chat_ingress", "approval_decided") if r["task_id"] == conversation.task_id]
+    logged = [
+        r
+        for r in hitl.logged("chat_ingress", "approval_decided")
+        if r["task_id"] == conversation.task_id
+    ]
     assert [r["tool_id"] for r in logged] == ["t2", "t1", "t3"]
     fields = ("tool_id", "tool", "args", "approved", "reason", "actor", "pause", "binding")
     assert {r["tool_id"]: [r[f] for f in fields] for r in logged} == {
         r["tool_id"]: [r[f] for f in fields] for r in audit
     }
     assert logged[0]["args"] == '{\n  "path": "/tmp/x"\n}'
-
 
 
 def test_a_click_by_someone_who_is_not_an_approver_is_refused_to_them_alone_and_changes_nothing(
@@ -164,13 +203,18 @@ def test_a_click_by_someone_who_is_not_an_approver_is_refused_to_them_alone_and_
     thread.click(prompt, "approve:0")
     thread.answer("Deleted.")
     [answer] = conversation.answers()
-    assert answer.message["metadata"]["agentkourier.dev/actor"] == {"id": ALICE, "platform": "slack"}
+    assert answer.message["metadata"]["agentkourier.dev/actor"] == {
+        "id": ALICE,
+        "platform": "slack",
+    }
     assert [r["actor"]["id"] for r in hitl.audit(conversation.task_id or "")] == [ALICE]
     assert not thread.ephemerals(ALICE)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_an_approval_no_one_decides_in_time_is_denied_by_agent_kourier(hitl: Hitl, dialect: str) -> None:
+def test_an_approval_no_one_decides_in_time_is_denied_by_agent_kourier(
+    hitl: Hitl, dialect: str
+) -> None:
     conversation, thread = hitl.start(
         channel(dialect, "hasty"),
         f"approval-timeout-{dialect}",
@@ -203,7 +247,9 @@ def test_an_approval_no_one_decides_in_time_is_denied_by_agent_kourier(hitl: Hit
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_on_a_binding_without_tool_approvals_the_tools_are_denied_at_once(hitl: Hitl, dialect: str) -> None:
+def test_on_a_binding_without_tool_approvals_the_tools_are_denied_at_once(
+    hitl: Hitl, dialect: str
+) -> None:
     conversation, thread = hitl.start(
         channel(dialect, "plain"),
         f"approval-not-allowed-{dialect}",
@@ -227,7 +273,7 @@ def test_on_a_binding_without_tool_approvals_the_tools_are_denied_at_once(hitl: 
                 {
                     "id": "t1",
                     "approved": False,
-                    "rejection_reason": "denied by agent-kourier: this Binding does not allow tool approvals",
+                    "rejection_reason": NOT_ALLOWED,
                 }
             ],
         },
@@ -237,7 +283,9 @@ def test_on_a_binding_without_tool_approvals_the_tools_are_denied_at_once(hitl: 
     assert record["actor"] == KOURIER and record["approved"] is False
 
 
-def test_an_agent_whose_card_lists_no_extension_is_asked_for_it_only_in_the_answer(hitl: Hitl) -> None:
+def test_an_agent_whose_card_lists_no_extension_is_asked_for_it_only_in_the_answer(
+    hitl: Hitl,
+) -> None:
     conversation, thread = hitl.start(
         channel("a2a-unlisted"),
         "unlisted-card",
@@ -253,7 +301,9 @@ def test_an_agent_whose_card_lists_no_extension_is_asked_for_it_only_in_the_answ
     assert answer.message["extensions"] == [HITL_EXTENSION]
 
 
-def test_an_answer_the_agent_refuses_with_32603_cancels_the_task_and_tells_the_thread(hitl: Hitl) -> None:
+def test_an_answer_the_agent_refuses_with_32603_cancels_the_task_and_tells_the_thread(
+    hitl: Hitl,
+) -> None:
     conversation, thread = hitl.start(
         channel("kagent-v1"),
         "answer-refused",
@@ -266,15 +316,19 @@ def test_an_answer_the_agent_refuses_with_32603_cancels_the_task_and_tells_the_t
 
     hitl.wait_for(conversation.cancels, "cancelled")
     assert [r.method for r in conversation.received if r.method != "GetTask"] == [
-        "SendStreamingMessage", "SendStreamingMessage", "CancelTask",
+        "SendStreamingMessage",
+        "SendStreamingMessage",
+        "CancelTask",
     ]
     [cancel] = conversation.cancels()
     assert cancel.params["id"] == conversation.task_id
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_the_steps_of_the_paused_turn_are_not_shown_again_after_the_answer(hitl: Hitl, dialect: str) -> None:
-    conversation, thread = hitl.start(
+def test_the_steps_of_the_paused_turn_are_not_shown_again_after_the_answer(
+    hitl: Hitl, dialect: str
+) -> None:
+    _, thread = hitl.start(
         channel(dialect),
         f"steps-once-{dialect}",
         Stage(
@@ -294,7 +348,9 @@ def test_the_steps_of_the_paused_turn_are_not_shown_again_after_the_answer(hitl:
 
     # The answer shows its own step: the gated call, taken from the paused
     # task where it was made, then its result, before the text.
-    assert answer.rendered == '[x] delete_file - {"path": "/tmp/x"} -> {"ok": true}\nThe file is gone.'
+    assert (
+        answer.rendered == '[x] delete_file - {"path": "/tmp/x"} -> {"ok": true}\nThe file is gone.'
+    )
     steps = [card.title for m in thread.bot_messages() for card in m.tasks]
     assert steps.count("read_runbook") == 1
     text = "\n".join(m.text for m in thread.bot_messages())
@@ -311,7 +367,8 @@ def test_an_action_the_prompt_does_not_have_changes_nothing(hitl: Hitl, stack: S
     prompt = thread.prompt()
     key = prompt.action_ids()[0].split(":")[1]
 
-    # Signed as Slack signs, but naming what an approval has not: a modal, a choice, a tool past its last.
+    # Signed as Slack signs, but naming what an approval has not:
+    # a modal, a choice, a tool past its last.
     for action in ("write", "choose:0:0", "approve:5"):
         payload = {
             "type": "block_actions",
@@ -325,7 +382,9 @@ def test_an_action_the_prompt_does_not_have_changes_nothing(hitl: Hitl, stack: S
             **signature_headers(DEFAULT_SIGNING_SECRET, body, "valid"),
             "Content-Type": "application/x-www-form-urlencoded",
         }
-        answered = httpx.post(stack.ingress_url + "slack/interactivity", content=body, headers=headers, timeout=30)
+        answered = httpx.post(
+            stack.ingress_url + "slack/interactivity", content=body, headers=headers, timeout=30
+        )
         assert answered.status_code == 200, answered.text
 
     assert thread.bot_messages()[-1] == prompt
@@ -333,4 +392,6 @@ def test_an_action_the_prompt_does_not_have_changes_nothing(hitl: Hitl, stack: S
     thread.click(prompt, "approve:0")
     thread.answer("Deleted.")
     [answer] = conversation.answers()
-    assert answer.message["metadata"][HITL_EXTENSION]["approvals"] == [{"id": "t1", "approved": True}]
+    assert answer.message["metadata"][HITL_EXTENSION]["approvals"] == [
+        {"id": "t1", "approved": True}
+    ]

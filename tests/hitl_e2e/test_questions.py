@@ -1,4 +1,4 @@
-"""Questions through the whole stack: answered in Slack, sent to the paused task as the contract says."""
+"""Questions through the whole stack: answered in Slack, sent to the agent as the contract says."""
 
 from __future__ import annotations
 
@@ -33,7 +33,10 @@ def answer_to(
         "parts": [{"text": text}],
         "taskId": task_id,
         "contextId": context_id,
-        "metadata": {HITL_EXTENSION: payload, "agentkourier.dev/actor": {"id": user, "platform": "slack"}},
+        "metadata": {
+            HITL_EXTENSION: payload,
+            "agentkourier.dev/actor": {"id": user, "platform": "slack"},
+        },
         "extensions": [HITL_EXTENSION],
     }
 
@@ -45,7 +48,9 @@ def without_id(message: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_single_choice_question_is_answered_by_a_click_on_the_choice(hitl: Hitl, dialect: str) -> None:
+def test_a_single_choice_question_is_answered_by_a_click_on_the_choice(
+    hitl: Hitl, dialect: str
+) -> None:
     conversation, thread = hitl.start(
         channel(dialect),
         f"single-{dialect}",
@@ -72,7 +77,9 @@ def test_a_single_choice_question_is_answered_by_a_click_on_the_choice(hitl: Hit
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_multiple_choice_question_is_answered_by_picking_then_submitting(hitl: Hitl, dialect: str) -> None:
+def test_a_multiple_choice_question_is_answered_by_picking_then_submitting(
+    hitl: Hitl, dialect: str
+) -> None:
     payload = ask(
         "ask-2",
         question("What should I collect?", "logs", "metrics", "traces", multiple=True),
@@ -80,7 +87,10 @@ def test_a_multiple_choice_question_is_answered_by_picking_then_submitting(hitl:
         hint="Collecting diagnostics",
     )
     conversation, thread = hitl.start(
-        channel(dialect), f"multiple-{dialect}", Stage(pause=hitl_pause(payload)), Stage(pieces=(Say("Collected."),))
+        channel(dialect),
+        f"multiple-{dialect}",
+        Stage(pause=hitl_pause(payload)),
+        Stage(pieces=(Say("Collected."),)),
     )
     prompt = thread.prompt()
     assert prompt.rendered.startswith("Collecting diagnostics\nWhat should I collect?\n")
@@ -102,27 +112,40 @@ def test_a_multiple_choice_question_is_answered_by_picking_then_submitting(hitl:
         conversation.task_id,
         conversation.context_id,
         "logs,traces;yes",
-        {"type": "ask_user_response", "id": "ask-2", "answers": [{"answer": ["logs", "traces"]}, {"answer": ["yes"]}]},
+        {
+            "type": "ask_user_response",
+            "id": "ask-2",
+            "answers": [{"answer": ["logs", "traces"]}, {"answer": ["yes"]}],
+        },
         ALICE,
     )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_free_text_questions_are_answered_in_a_modal_opened_from_the_prompt(hitl: Hitl, dialect: str) -> None:
+def test_free_text_questions_are_answered_in_a_modal_opened_from_the_prompt(
+    hitl: Hitl, dialect: str
+) -> None:
     payload = ask("ask-3", question("Which service?"), question("Why now?"))
     conversation, thread = hitl.start(
-        channel(dialect), f"free-text-{dialect}", Stage(pause=hitl_pause(payload)), Stage(pieces=(Say("Noted."),))
+        channel(dialect),
+        f"free-text-{dialect}",
+        Stage(pause=hitl_pause(payload)),
+        Stage(pieces=(Say("Noted."),)),
     )
     prompt = thread.prompt()
     assert notices.REPLY_ALSO_ANSWERS in prompt.rendered
 
     thread.click(prompt, "write")
-    [modal] = hitl.wait_for(lambda: [v for v in hitl.standin.views() if v.user == ALICE and v.open], "opened")
+    [modal] = hitl.wait_for(
+        lambda: [v for v in hitl.standin.views() if v.user == ALICE and v.open], "opened"
+    )
     inputs = [b["element"]["action_id"] for b in modal.view["blocks"] if b["type"] == "input"]
     assert len(inputs) == 2
     blank = hitl.standin.submit(modal.id, {inputs[0]: "checkout", inputs[1]: "  "})
     assert blank.view_open and blank.errors == {"q1": notices.ANSWER_BLANK}
-    sent = hitl.standin.submit(modal.id, {inputs[0]: "checkout", inputs[1]: "the error rate, again"})
+    sent = hitl.standin.submit(
+        modal.id, {inputs[0]: "checkout", inputs[1]: "the error rate, again"}
+    )
     assert not sent.view_open
 
     answered = thread.updated(prompt, f"Answered by <@{ALICE}> the error rate, again")
@@ -133,13 +156,19 @@ def test_free_text_questions_are_answered_in_a_modal_opened_from_the_prompt(hitl
         conversation.task_id,
         conversation.context_id,
         "checkout;the error rate, again",
-        {"type": "ask_user_response", "id": "ask-3", "answers": [{"answer": ["checkout"]}, {"answer": ["the error rate, again"]}]},
+        {
+            "type": "ask_user_response",
+            "id": "ask-3",
+            "answers": [{"answer": ["checkout"]}, {"answer": ["the error rate, again"]}],
+        },
         ALICE,
     )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_sub_agents_question_is_answered_with_its_nested_tools_id(hitl: Hitl, dialect: str) -> None:
+def test_a_sub_agents_question_is_answered_with_its_nested_tools_id(
+    hitl: Hitl, dialect: str
+) -> None:
     nested = {
         "subagent_name": "k8s-agent",
         "task_id": "sub-task-1",
@@ -148,7 +177,10 @@ def test_a_sub_agents_question_is_answered_with_its_nested_tools_id(hitl: Hitl, 
     }
     payload = ask("ask-4", question("Which namespace?", "default", "prod"), nested=nested)
     conversation, thread = hitl.start(
-        channel(dialect), f"nested-{dialect}", Stage(pause=hitl_pause(payload)), Stage(pieces=(Say("Using prod."),))
+        channel(dialect),
+        f"nested-{dialect}",
+        Stage(pause=hitl_pause(payload)),
+        Stage(pieces=(Say("Using prod."),)),
     )
     prompt = thread.prompt()
     assert "Asked by the sub-agent k8s-agent" in prompt.rendered
@@ -181,7 +213,7 @@ def test_a_text_question_on_a2a_is_answered_by_the_next_reply_in_the_thread(hitl
 
     thread.updated(prompt, f"Answered by <@{ALICE}>")
     thread.answer("Deploying to staging.")
-    turn, answer = conversation.sends()
+    _, answer = conversation.sends()  # the turn, then the answer: the reply is no turn
     assert without_id(answer.message) == {
         "role": "ROLE_USER",
         "parts": [{"text": "staging"}],
@@ -192,7 +224,9 @@ def test_a_text_question_on_a2a_is_answered_by_the_next_reply_in_the_thread(hitl
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_question_on_a_binding_that_allows_none_cancels_the_task(hitl: Hitl, dialect: str) -> None:
+def test_a_question_on_a_binding_that_allows_none_cancels_the_task(
+    hitl: Hitl, dialect: str
+) -> None:
     conversation, thread = hitl.start(
         channel(dialect, "plain"),
         f"question-not-allowed-{dialect}",
@@ -224,7 +258,9 @@ def test_a_question_no_one_answers_in_time_cancels_the_task(hitl: Hitl) -> None:
     assert not conversation.answers()
 
 
-def test_a_reply_that_mentions_the_bot_answers_a_text_question_once_and_is_no_turn(hitl: Hitl) -> None:
+def test_a_reply_that_mentions_the_bot_answers_a_text_question_once_and_is_no_turn(
+    hitl: Hitl,
+) -> None:
     conversation, thread = hitl.start(
         channel("a2a"),
         "mention-answer",
@@ -242,7 +278,9 @@ def test_a_reply_that_mentions_the_bot_answers_a_text_question_once_and_is_no_tu
     [answer] = conversation.answers()
     assert answer.message["parts"] == [{"text": "production"}]
     follow_up = hitl.agent.expect("a-later-turn", Stage(pieces=(Say("Later."),)))
-    thread.reply("a-later-turn")  # sent once the thread is free: anything queued before it was sent first
+    thread.reply(
+        "a-later-turn"
+    )  # sent once the thread is free: anything queued before it was sent first
     thread.answer("Later.")
     assert len(follow_up.sends()) == 1
     assert len(conversation.sends()) == 2
@@ -267,5 +305,7 @@ def test_a_multiple_choice_question_of_more_than_ten_choices_is_a_multi_select(h
     thread.updated(prompt, f"Answered by <@{ALICE}> region-3, region-11")
     thread.answer("Spread out.")
     [answer] = conversation.answers()
-    assert answer.message["metadata"][HITL_EXTENSION]["answers"] == [{"answer": ["region-3", "region-11"]}]
+    assert answer.message["metadata"][HITL_EXTENSION]["answers"] == [
+        {"answer": ["region-3", "region-11"]}
+    ]
     assert answer.message["parts"] == [{"text": "region-3,region-11"}]

@@ -1,4 +1,4 @@
-"""Pauses that cannot be shown: the task is cancelled and the thread told, on every rule and both dialects.
+"""Pauses that cannot be shown: the task is cancelled and the thread told, by every rule.
 
 Among them the real pauses of google-adk and kagent-adk 0.10, which ask for
 approval in ADK's own format and not with kagent's extension.
@@ -17,7 +17,6 @@ from tests.hitl_e2e.agent import (
     KAGENT_PEER,
     Conversation,
     HitlAgent,
-    Say,
     Stage,
     data_pause,
     hitl_pause,
@@ -59,7 +58,12 @@ def question(text: str = "Which region?", choices: list[str] | None = None) -> d
 
 def nested(*tools: dict[str, Any]) -> dict[str, Any]:
     """A sub-agent's nested part."""
-    return {"subagent_name": "k8s-agent", "task_id": "sub-1", "context_id": "sub-ctx", "tools": list(tools)}
+    return {
+        "subagent_name": "k8s-agent",
+        "task_id": "sub-1",
+        "context_id": "sub-ctx",
+        "tools": list(tools),
+    }
 
 
 UNUSABLE_PAYLOADS: dict[str, dict[str, Any]] = {
@@ -73,8 +77,12 @@ UNUSABLE_PAYLOADS: dict[str, dict[str, Any]] = {
     "21 tools": approval(*(tool(f"t{i}") for i in range(21))),
     "a tool without an id": approval({"name": "delete_file", "args": {}}),
     "two tools with one id": approval(tool("t1"), tool("t1", "drop_table")),
-    "a nested approval with two outer tools": approval(tool("t1"), tool("t2"), nested=nested(tool("n1"))),
-    "a nested question whose tool is not ask_user": ask(question(), nested=nested(tool("n1", "delete_file"))),
+    "a nested approval with two outer tools": approval(
+        tool("t1"), tool("t2"), nested=nested(tool("n1"))
+    ),
+    "a nested question whose tool is not ask_user": ask(
+        question(), nested=nested(tool("n1", "delete_file"))
+    ),
     "questions without an id": {"type": "ask_user_request", "questions": [question()]},
     "21 questions": ask(*(question(f"Question {i}?") for i in range(21))),
     "101 choices": ask(question(choices=[f"choice {i}" for i in range(101)])),
@@ -84,7 +92,7 @@ UNUSABLE_PAYLOADS: dict[str, dict[str, Any]] = {
 
 
 def assert_cancelled_and_told(hitl: Hitl, thread: Thread, conversation: Conversation) -> None:
-    """The thread says the pause could not be shown, shows no prompt, and the agent got CancelTask."""
+    """The thread says the pause cannot be shown and shows no prompt; the agent got CancelTask."""
     thread.notice(notices.UNUSABLE_PAUSE)
     [cancel] = hitl.wait_for(conversation.cancels, "cancelled")
     assert cancel.params["id"] == conversation.task_id
@@ -97,7 +105,9 @@ def test_a_pause_that_breaks_a_rule_cancels_the_task_and_tells_the_thread(
     hitl: Hitl, rule: str, dialect: str
 ) -> None:
     conversation, thread = hitl.start(
-        channel(dialect), f"unusable-{dialect}-{rule.replace(' ', '-')}", Stage(pause=hitl_pause(UNUSABLE_PAYLOADS[rule]))
+        channel(dialect),
+        f"unusable-{dialect}-{rule.replace(' ', '-')}",
+        Stage(pause=hitl_pause(UNUSABLE_PAYLOADS[rule])),
     )
 
     assert_cancelled_and_told(hitl, thread, conversation)
@@ -106,7 +116,9 @@ def test_a_pause_that_breaks_a_rule_cancels_the_task_and_tells_the_thread(
 
 def test_on_a2a_a_pause_with_a_data_part_and_no_extension_is_unusable(hitl: Hitl) -> None:
     conversation, thread = hitl.start(
-        channel("a2a"), "unusable-data-part", Stage(pause=data_pause({"name": "adk_request_confirmation"}))
+        channel("a2a"),
+        "unusable-data-part",
+        Stage(pause=data_pause({"name": "adk_request_confirmation"})),
     )
 
     assert_cancelled_and_told(hitl, thread, conversation)
@@ -137,13 +149,18 @@ def test_a_different_question_under_a_name_already_used_is_unusable(hitl: Hitl) 
 @pytest.fixture(scope="module")
 def peers(agent: HitlAgent) -> Iterator[None]:
     """The real google-adk and kagent-adk peers, behind the agent's forwarding endpoints."""
-    with running_peer("adk-confirm", ADK_PEER_PORT) as adk, running_peer("kagent-confirm", KAGENT_PEER_PORT) as kagent:
+    with (
+        running_peer("adk-confirm", ADK_PEER_PORT) as adk,
+        running_peer("kagent-confirm", KAGENT_PEER_PORT) as kagent,
+    ):
         agent.forward(ADK_PEER, adk)
         agent.forward(KAGENT_PEER, kagent)
         yield
 
 
-@pytest.mark.parametrize(("peer", "peer_channel"), [(ADK_PEER, ADK_CHANNEL), (KAGENT_PEER, KAGENT_CHANNEL)])
+@pytest.mark.parametrize(
+    ("peer", "peer_channel"), [(ADK_PEER, ADK_CHANNEL), (KAGENT_PEER, KAGENT_CHANNEL)]
+)
 def test_the_real_pause_of_an_adk_agent_is_unusable(
     hitl: Hitl, agent: HitlAgent, peers: None, peer: str, peer_channel: str
 ) -> None:
@@ -152,10 +169,15 @@ def test_the_real_pause_of_an_adk_agent_is_unusable(
 
     thread.notice(notices.UNUSABLE_PAUSE)
 
-    sends = [r for r in agent.forwarded_to(peer) if r.method in ("SendStreamingMessage", "message/stream")]
+    sends = [
+        r
+        for r in agent.forwarded_to(peer)
+        if r.method in ("SendStreamingMessage", "message/stream")
+    ]
     assert len(sends) == 1
     cancels = hitl.wait_for(
-        lambda: [r for r in agent.forwarded_to(peer) if r.method in ("CancelTask", "tasks/cancel")], "cancelled"
+        lambda: [r for r in agent.forwarded_to(peer) if r.method in ("CancelTask", "tasks/cancel")],
+        "cancelled",
     )
     # kagent-adk 0.10 answers every cancel with -32603, so it is tried again a few times.
     [task_id] = {cancel.params["id"] for cancel in cancels}
@@ -164,11 +186,16 @@ def test_the_real_pause_of_an_adk_agent_is_unusable(
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_task_that_pauses_in_auth_required_is_cancelled_and_the_thread_told(hitl: Hitl, dialect: str) -> None:
+def test_a_task_that_pauses_in_auth_required_is_cancelled_and_the_thread_told(
+    hitl: Hitl, dialect: str
+) -> None:
     conversation, thread = hitl.start(
         channel(dialect),
         f"auth-required-{dialect}",
-        Stage(pause=text_pause("Sign in at https://example.com/login"), pause_state="TASK_STATE_AUTH_REQUIRED"),
+        Stage(
+            pause=text_pause("Sign in at https://example.com/login"),
+            pause_state="TASK_STATE_AUTH_REQUIRED",
+        ),
     )
 
     assert_cancelled_and_told(hitl, thread, conversation)
