@@ -309,3 +309,21 @@ def test_a_multiple_choice_question_of_more_than_ten_choices_is_a_multi_select(h
         {"answer": ["region-3", "region-11"]}
     ]
     assert answer.message["parts"] == [{"text": "region-3,region-11"}]
+
+
+def test_a_text_question_without_a_message_id_is_named_by_its_status_timestamp(hitl: Hitl) -> None:
+    unnamed = {**text_pause("Which cluster?"), "messageId": ""}
+    conversation, thread = hitl.start(
+        channel("a2a"),
+        "text-question-no-id",
+        Stage(pause=unnamed),
+        Stage(pieces=(Say("Using blue."),)),
+    )
+    prompt = thread.prompt()
+
+    thread.reply("blue")
+
+    thread.updated(prompt, f"Answered by <@{ALICE}>")
+    thread.answer("Using blue.")
+    [answer] = conversation.answers()
+    assert answer.message["parts"] == [{"text": "blue"}]
