@@ -208,6 +208,8 @@ class HitlAgent:
         """Requests forwarded to the real peers, oldest first."""
         self.strays: list[Received] = []
         """Requests about no conversation (answered -32001), oldest first."""
+        self.card_fetches: list[Received] = []
+        """The card requests (method ``GET``), oldest first."""
 
     def url(self, path: str) -> str:
         """The agent's URL under ``path`` (an AgentBackend's url)."""
@@ -247,6 +249,8 @@ class HitlAgent:
             exchange.status(404)
             return
         if exchange.verb == "GET":
+            with self._lock:
+                self.card_fetches.append(Received(exchange.path, "GET", {}, exchange.headers))
             exchange.json(_card(self.url(endpoint), ENDPOINTS[endpoint]))
             return
         body = exchange.body if isinstance(exchange.body, dict) else {}

@@ -296,6 +296,8 @@ def test_an_agent_whose_card_lists_no_extension_is_asked_for_it_only_in_the_answ
     thread.answer("Deleted.")
 
     turn, answer = conversation.sends()
+    cards = [r for r in hitl.agent.card_fetches if r.path.startswith("/a2a-unlisted")]
+    assert cards and all(card.headers["x-user-id"] == "kourier-hitl" for card in cards)
     assert "a2a-extensions" not in turn.headers
     assert answer.headers["a2a-extensions"] == HITL_EXTENSION
     assert answer.message["extensions"] == [HITL_EXTENSION]
