@@ -65,8 +65,8 @@ WAIT = 90.0
 """How long a test waits for something to show: generous, for a loaded machine."""
 
 T = TypeVar("T")
-Dialect = Literal["a2a", "kagent-v1"]
 Interactions = Literal["asks", "hasty", "deadline", "plain"]
+"""What a Binding allows: questions and approvals waiting 10 minutes, 3 or 10 seconds, or nothing."""
 
 BACKENDS: dict[str, str] = {
     "a2a": "a2a",
@@ -124,9 +124,8 @@ agentBackends:
     agent: scripted
 bindings:"""
     bindings = [
-        _binding(f"{name}-{interactions}", channel, name, INTERACTIONS[interactions])
-        for (backend, interactions), channel in CHANNELS.items()
-        for name in [BACKENDS[backend]]
+        _binding(f"{BACKENDS[key]}-{kind}", channel, BACKENDS[key], INTERACTIONS[kind])
+        for (key, kind), channel in CHANNELS.items()
     ]
     bindings.append(_binding("adk-peer", ADK_CHANNEL, "adk-peer", INTERACTIONS["asks"]))
     bindings.append(_binding("kagent-peer", KAGENT_CHANNEL, "kagent-peer", INTERACTIONS["asks"]))
