@@ -125,6 +125,7 @@ def running_emulators(ports: EmulatorPorts, log_dir: Path) -> Iterator[EmulatorE
                 log_dir / "firebase.log",
                 cwd=log_dir,  # firebase writes its *-debug.log files to its working directory
                 env={**os.environ, **_firebase_env(java_home)},
+                dies_with_parent=True,
             )
         )
         tasks = stack.enter_context(
@@ -134,6 +135,7 @@ def running_emulators(ports: EmulatorPorts, log_dir: Path) -> Iterator[EmulatorE
                 log_dir / "cloud-tasks.log",
                 cwd=REPO_ROOT,
                 env={**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning"},
+                dies_with_parent=True,
             )
         )
         firebase.wait_listening([ports.firestore, ports.pubsub], STARTUP_TIMEOUT_SECONDS)

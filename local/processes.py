@@ -2,8 +2,8 @@
 
 Theory of operation: every child runs in a session of its own, so a Ctrl-C at
 the terminal reaches only this process, which then stops its children in
-order; should this process die without stopping them, the kernel sends them
-SIGTERM (PR_SET_PDEATHSIG). Some children start detached grandchildren in
+order; the emulators, started first, also get SIGTERM from the kernel should
+this process die without stopping them (PR_SET_PDEATHSIG). Some children start detached grandchildren in
 process groups of their own (firebase-tools starts its java emulators that
 way), so stopping one means SIGTERM to its group, a grace period, then
 SIGKILL to every process group seen in its process tree. A second Ctrl-C
@@ -46,12 +46,20 @@ class Process:
         *,
         env: Mapping[str, str] | None = None,
         cwd: Path | None = None,
+        dies_with_parent: bool = False,
     ) -> None:
-        """Start ``argv``; its output goes to ``log_path``; ``env`` defaults to ours."""
+        """Start ``argv``; its output goes to ``log_path``; ``env`` defaults to ours.
+
+        ``dies_with_parent`` asks the kernel to stop the child should this
+        process die first. It runs code in the child between fork and exec,
+        which is only safe before this process starts threads: use it for
+        processes started first (the emulators), not for ones restarted later.
+        """
         self.name = name
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self._argv, self._env, self._cwd = list(argv), dict(env or os.environ), cwd
+        self._preexec = _terminate_when_parent_dies if dies_with_parent else None
         self._popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -64,7 +72,7 @@ class Process:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_terminate_when_parent_dies,
+                preexec_fn=self._preexec,
             )
 
     def wait_http(self, url: str, timeout: float = 60.0) -> None:
@@ -144,9 +152,10 @@ def running(
     *,
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    dies_with_parent: bool = False,
 ) -> Iterator[Process]:
     """A process for the length of the block, stopped however the block ends."""
-    process = Process(name, argv, log_path, env=env, cwd=cwd)
+    process = Process(name, argv, log_path, env=env, cwd=cwd, dies_with_parent=dies_with_parent)
     try:
         yield process
     finally:
@@ -174,9 +183,12 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+_prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: no dlopen in a forked child
+
+
 def _terminate_when_parent_dies() -> None:
     """Runs in the child before exec: the kernel sends it SIGTERM if this process dies first."""
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @contextmanager
