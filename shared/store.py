@@ -36,7 +36,7 @@ TURNS = "kourier_turns"
 EVENTS = "kourier_events"
 USERS = "kourier_users"
 
-TurnStatus = Literal["received", "waiting", "running", "done"]
+TurnStatus = Literal["received", "waiting", "running", "paused", "done"]
 
 
 def now() -> datetime:

@@ -292,7 +292,7 @@ def _question_blocks(sheet: AnswerSheet, request: AskUserRequest) -> list[dict[s
         )
         blocks.append(_context(_plain(notices.REPLY_ALSO_ANSWERS)))
     if sheet.timed_out_at is not None:
-        blocks.append(_context(_plain(notices.QUESTION_TIMED_OUT)))
+        blocks.append(_context(_plain(notices.SHOWN_QUESTION_TIMED_OUT)))
     return blocks
 
 
@@ -313,7 +313,7 @@ def _text_question_blocks(sheet: AnswerSheet, question: TextQuestion) -> list[di
     if answer is not None:
         blocks.append(_context(_mrkdwn(notices.ANSWERED_BY.format(who=_mention(answer.actor)))))
     elif sheet.timed_out_at is not None:
-        blocks.append(_context(_plain(notices.QUESTION_TIMED_OUT)))
+        blocks.append(_context(_plain(notices.SHOWN_QUESTION_TIMED_OUT)))
     else:
         blocks.append(_context(_plain(notices.REPLY_TO_ANSWER)))
     return blocks

@@ -323,7 +323,7 @@ def test_after_a_timeout_the_questions_say_the_task_was_cancelled_and_take_no_cl
     progress = sheet(ask(question("Region?", ["eu"]), question("Why?")))
     progress.time_out(AT)
     prompt = rendered(progress)
-    assert notices.QUESTION_TIMED_OUT in Slack().post(prompt) and buttons(prompt.blocks) == []
+    assert notices.SHOWN_QUESTION_TIMED_OUT in Slack().post(prompt) and buttons(prompt.blocks) == []
 
 
 def test_a_nested_question_says_which_sub_agent_asks() -> None:
@@ -357,7 +357,7 @@ def test_a_text_question_shows_who_answered_or_that_it_timed_out() -> None:
     answered.reply("eu", ADA, AT)
     timed_out.time_out(AT)
     assert "Answered by <@U0ADA>" in Slack().post(rendered(answered))
-    assert notices.QUESTION_TIMED_OUT in Slack().post(rendered(timed_out))
+    assert notices.SHOWN_QUESTION_TIMED_OUT in Slack().post(rendered(timed_out))
 
 
 # --- fitting in one message -----------------------------------------------------------------

@@ -210,7 +210,7 @@ def test_a_text_question_no_one_answers_in_time_cancels_the_task(hitl: Hitl) -> 
     )
     prompt = thread.prompt()
 
-    thread.updated(prompt, notices.QUESTION_TIMED_OUT)
+    thread.updated(prompt, notices.SHOWN_QUESTION_TIMED_OUT)
 
     thread.notice(notices.QUESTION_TIMED_OUT)
     [cancel] = hitl.wait_for(conversation.cancels, "cancelled")

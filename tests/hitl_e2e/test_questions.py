@@ -249,7 +249,7 @@ def test_a_question_no_one_answers_in_time_cancels_the_task(hitl: Hitl) -> None:
     )
     prompt = thread.prompt()
 
-    timed_out = thread.updated(prompt, notices.QUESTION_TIMED_OUT)
+    timed_out = thread.updated(prompt, notices.SHOWN_QUESTION_TIMED_OUT)
 
     assert not timed_out.action_ids()
     thread.notice(notices.QUESTION_TIMED_OUT)
