@@ -236,6 +236,8 @@ def handle_interaction(
             return None
         decisions.extend(applied.decisions)
         current.progress = progress.to_dict()
+        # The click came from the prompt itself, even if its ts is not stored yet.
+        current.prompt_ts = current.prompt_ts or _prompt_ts_of(payload)
         if progress.complete:
             current.status = "answering"
         return current
@@ -315,6 +317,12 @@ def _place_of(payload: dict[str, Any]) -> tuple[str, str | None] | None:
         return None
     thread_ts = container.get("thread_ts") or (payload.get("message") or {}).get("thread_ts")
     return str(channel), str(thread_ts) if thread_ts else None
+
+
+def _prompt_ts_of(payload: dict[str, Any]) -> str | None:
+    container = payload.get("container") or {}
+    ts = container.get("message_ts") or (payload.get("message") or {}).get("ts")
+    return str(ts) if ts else None
 
 
 def _question(data: dict[str, Any] | None) -> OpenQuestion:

@@ -443,8 +443,10 @@ class TurnRun:
         question.generation = self._advance_generation(
             lease=wake - now() + self.settings.lease, open_question=question.key
         )
-        show_prompt(question)
+        # Stored before it is shown, so a click that comes at once finds it.
         self.questions.put(question)
+        show_prompt(question)
+        self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
         self.store.set_turn(self.turn.id, status="paused")
         self._checkpoint_now(force=True)
         schedule_call(
@@ -526,9 +528,16 @@ class TurnRun:
         self._run([Send()])
 
     def _end_question(self, question: OpenQuestion | None) -> None:
-        if question is not None:
-            question.status = "closed"
-            self.questions.put(question)
+        if question is None:
+            return
+
+        def close(current: OpenQuestion) -> OpenQuestion | None:
+            if current.status == "closed":
+                return None
+            current.status = "closed"
+            return current
+
+        self.questions.change(question.key, close)
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
@@ -654,6 +663,16 @@ class TurnRun:
 
     def _task_id_or_none(self) -> str | None:
         return self.machine.state.task_id if self.machine else None
+
+
+def _with_prompt_ts(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | None]:
+    def record(current: OpenQuestion) -> OpenQuestion | None:
+        if current.prompt_ts == ts:
+            return None
+        current.prompt_ts = ts
+        return current
+
+    return record
 
 
 def _close_question(turn_id: str) -> Callable[[Session | None], Session | None]:
