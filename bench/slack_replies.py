@@ -37,7 +37,7 @@ from local.slack_standin.models import ApiCall
 from local.stack import StackPorts
 from shared.store import TURNS
 
-WORDS = "the agent streams its answer a few words at a time while Slack shows it live".split()
+WORDS = ["the", "agent", "streams", "its", "answer", "a", "few", "words", "at", "a", "time", "while", "Slack", "shows", "it", "live"]
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
 
@@ -51,7 +51,11 @@ def long_answer(chunks: int, chunk_chars: int, tools: int) -> Recording:
         return {"jsonrpc": "2.0", "id": "1", "result": {"artifactUpdate": update}}
 
     def status(state: str) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": "1", "result": {"statusUpdate": {**ids, "status": {"state": state}}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": "1",
+            "result": {"statusUpdate": {**ids, "status": {"state": state}}},
+        }
 
     task = {"id": task_id, "contextId": context_id, "status": {"state": "TASK_STATE_SUBMITTED"}}
     frames = [{"jsonrpc": "2.0", "id": "1", "result": {"task": task}}, status("TASK_STATE_WORKING")]
@@ -61,7 +65,9 @@ def long_answer(chunks: int, chunk_chars: int, tools: int) -> Recording:
             call = {"id": f"call-{index}", "name": "lookup", "args": {"n": tool_at[index]}}
             result = {"id": f"call-{index}", "name": "lookup", "response": {"found": index}}
             frames.append(chunk([{"data": call, "metadata": {"adk_type": "function_call"}}], True))
-            frames.append(chunk([{"data": result, "metadata": {"adk_type": "function_response"}}], True))
+            frames.append(
+                chunk([{"data": result, "metadata": {"adk_type": "function_response"}}], True)
+            )
         words = " ".join(WORDS[(index + n) % len(WORDS)] for n in range(chunk_chars // 5))
         text = (words + (".\n\n" if index % 8 == 7 else " "))[:chunk_chars]
         frames.append(chunk([{"text": text}], index > 0))
@@ -77,7 +83,9 @@ def shown_at(calls: list[ApiCall], reply_ts: set[str], thread_ts: str) -> list[t
             continue
         if call.params.get("ts") not in reply_ts and call.params.get("thread_ts") != thread_ts:
             continue
-        held += sum(len(c["text"]) for c in call.params.get("chunks") or [] if c["type"] == "markdown_text")
+        held += sum(
+            len(c["text"]) for c in call.params.get("chunks") or [] if c["type"] == "markdown_text"
+        )
         timeline.append((call.at, held))
     return timeline
 
@@ -99,7 +107,10 @@ def delays(agent: ReplayAgent, timeline: list[tuple[float, int]]) -> list[float]
 
 
 def run_turn(
-    agent: ReplayAgent, standin: SlackStandin, turns: firestore.CollectionReference, recording: Recording
+    agent: ReplayAgent,
+    standin: SlackStandin,
+    turns: firestore.CollectionReference,
+    recording: Recording,
 ) -> tuple[Counter[str], list[float]]:
     """One turn: the Slack calls it made by method, and its chunk delays."""
     agent.play(recording)
@@ -118,7 +129,9 @@ def run_turn(
         for call in standin.calls()[first_call:]
         if call.params.get("ts") in replies or call.params.get("thread_ts") == posted.ts
     ]
-    return Counter(call.method for call in calls), delays(agent, shown_at(calls, replies, posted.ts))
+    return Counter(call.method for call in calls), delays(
+        agent, shown_at(calls, replies, posted.ts)
+    )
 
 
 def main() -> None:
@@ -127,14 +140,21 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--chunks", type=int, default=600)
     parser.add_argument("--chunk-chars", type=int, default=60)
-    parser.add_argument("--interval", type=float, default=0.02, help="seconds between the agent's chunks")
+    parser.add_argument(
+        "--interval", type=float, default=0.02, help="seconds between the agent's chunks"
+    )
     parser.add_argument("--tools", type=int, default=3)
     parser.add_argument("--port-base", type=int, default=26200)
     options = parser.parse_args()
     base = options.port_base
     ports = StackPorts(
-        chat_ingress=base, turn_send=base + 1, stream_follow=base + 2, reconcile=base + 3, timeout=base + 4,
-        slack=base + 10, agent=base + 20,
+        chat_ingress=base,
+        turn_send=base + 1,
+        stream_follow=base + 2,
+        reconcile=base + 3,
+        timeout=base + 4,
+        slack=base + 10,
+        agent=base + 20,
         emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
     )
     recording = long_answer(options.chunks, options.chunk_chars, options.tools)
@@ -142,7 +162,9 @@ def main() -> None:
         print(f"starting the local stack on ports {base}..{base + 90} (logs in {state_dir}/logs)")
         with running_replay_stack(ports, Path(state_dir), options.interval) as (stack, agent):
             with exported(EmulatorEnv(ports.emulators)):
-                turns = firestore.Client(project=EmulatorEnv(ports.emulators).project).collection(TURNS)
+                turns = firestore.Client(project=EmulatorEnv(ports.emulators).project).collection(
+                    TURNS
+                )
             with SlackStandin(f"http://127.0.0.1:{ports.slack}") as standin:
                 answer_chars = sum(len(part.get("text", "")) for part in _text_parts(recording))
                 print(
@@ -154,7 +176,9 @@ def main() -> None:
                     started = time.monotonic()
                     calls, turn_delays = run_turn(agent, standin, turns, recording)
                     all_delays += turn_delays
-                    by_method = ", ".join(f"{method} {count}" for method, count in sorted(calls.items()))
+                    by_method = ", ".join(
+                        f"{method} {count}" for method, count in sorted(calls.items())
+                    )
                     print(
                         f"turn {turn}: {sum(calls.values())} Slack calls ({by_method}) in "
                         f"{time.monotonic() - started:.1f} s; {_spread(turn_delays)}"

@@ -76,7 +76,9 @@ def busiest_second(writes: list[Write]) -> int:
     return most
 
 
-def run_turn(store: Store, standin: SlackStandin, log_dir: Path) -> tuple[str, str, list[Write], float]:
+def run_turn(
+    store: Store, standin: SlackStandin, log_dir: Path
+) -> tuple[str, str, list[Write], float]:
     """One turn, until its session is free: its turn and session IDs, the writes made, and how long it took."""
     channel = REPLAY_CHANNELS["1.0"]
     start = time.time()
@@ -98,14 +100,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", default="100,400,1600", help="answer lengths, in chunks")
     parser.add_argument("--chunk-chars", type=int, default=60)
-    parser.add_argument("--interval", type=float, default=0.02, help="seconds between the agent's chunks")
+    parser.add_argument(
+        "--interval", type=float, default=0.02, help="seconds between the agent's chunks"
+    )
     parser.add_argument("--checkpoint-seconds", type=float, default=5.0)
     parser.add_argument("--port-base", type=int, default=24400)
     options = parser.parse_args()
     base = options.port_base
     ports = StackPorts(
-        chat_ingress=base, turn_send=base + 1, stream_follow=base + 2, reconcile=base + 3, timeout=base + 4,
-        slack=base + 10, agent=base + 20,
+        chat_ingress=base,
+        turn_send=base + 1,
+        stream_follow=base + 2,
+        reconcile=base + 3,
+        timeout=base + 4,
+        slack=base + 10,
+        agent=base + 20,
         emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
     )
     os.environ["KOURIER_LOG_FIRESTORE_WRITES"] = "1"
@@ -116,15 +125,22 @@ def main() -> None:
             with exported(EmulatorEnv(ports.emulators)):
                 store = Store(firestore.Client(project=EmulatorEnv(ports.emulators).project))
             with SlackStandin(f"http://127.0.0.1:{ports.slack}") as standin:
-                print(f"checkpoints at most every {options.checkpoint_seconds:g} s; one chunk every "
-                      f"{options.interval * 1000:.0f} ms, {options.chunk_chars} characters each, 3 tool calls")
+                print(
+                    f"checkpoints at most every {options.checkpoint_seconds:g} s; one chunk every "
+                    f"{options.interval * 1000:.0f} ms, {options.chunk_chars} characters each, 3 tool calls"
+                )
                 for chunks in (int(n) for n in options.chunks.split(",")):
                     agent.play(long_answer(chunks, options.chunk_chars, tools=3))
                     turn_id, session_id, writes, took = run_turn(store, standin, stack.log_dir)
                     names = {(TURNS, turn_id): "turn", (SESSIONS, session_id): "session"}
-                    by_place = Counter(names.get((w.collection, w.document), w.collection) for w in writes)
-                    others = ", ".join(f"{place} {count}" for place, count in sorted(by_place.items())
-                                       if place not in ("turn", "session"))
+                    by_place = Counter(
+                        names.get((w.collection, w.document), w.collection) for w in writes
+                    )
+                    others = ", ".join(
+                        f"{place} {count}"
+                        for place, count in sorted(by_place.items())
+                        if place not in ("turn", "session")
+                    )
                     print(
                         f"{chunks:5d} chunks ({chunks * options.chunk_chars} characters) in {took:5.1f} s: "
                         f"{len(writes):3d} writes (turn {by_place['turn']}, session {by_place['session']}, "

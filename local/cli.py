@@ -67,7 +67,7 @@ Agent Kourier is running.
   Slack Interactivity    {stack.ingress_url}slack/interactivity
   Health                 {stack.ingress_url}healthz
   Slack Web API          {stack.slack_api_url}
-  Agent                  {stack.agent_url or '(from your KOURIER_CONFIG)'}
+  Agent                  {stack.agent_url or "(from your KOURIER_CONFIG)"}
   Config                 {stack.config_path}
   Logs                   {stack.log_dir}
 

@@ -37,7 +37,9 @@ FIREBASE = REPO_ROOT / "node_modules" / ".bin" / "firebase"
 EMULATOR_CACHE = REPO_ROOT / ".cache" / "emulators"
 FIRESTORE_LAUNCHER_JAR = EMULATOR_CACHE / "firestore-launcher.jar"
 JAVA_HOME_RECORD = EMULATOR_CACHE / "java_home"
-PUBSUB_EMULATOR = Path("/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator")
+PUBSUB_EMULATOR = Path(
+    "/usr/lib/google-cloud-sdk/platform/pubsub-emulator/bin/cloud-pubsub-emulator"
+)
 TASKS_EMULATOR_PYTHON = REPO_ROOT / ".venvs" / "tasks-emulator" / "bin" / "python"
 
 PROJECT_ID = "demo-kourier"
@@ -120,8 +122,14 @@ def running_emulators(ports: EmulatorPorts, log_dir: Path) -> Iterator[EmulatorE
         firebase = stack.enter_context(
             running(
                 "firebase",
-                [str(FIREBASE), "emulators:start", "--config", str(_firebase_config(ports, log_dir)),
-                 "--project", PROJECT_ID],
+                [
+                    str(FIREBASE),
+                    "emulators:start",
+                    "--config",
+                    str(_firebase_config(ports, log_dir)),
+                    "--project",
+                    PROJECT_ID,
+                ],
                 log_dir / "firebase.log",
                 cwd=log_dir,  # firebase writes its *-debug.log files to its working directory
                 env={**os.environ, **_firebase_env(java_home)},
@@ -131,7 +139,13 @@ def running_emulators(ports: EmulatorPorts, log_dir: Path) -> Iterator[EmulatorE
         tasks = stack.enter_context(
             running(
                 "cloud-tasks",
-                [str(TASKS_EMULATOR_PYTHON), "-m", "local.tasks_emulator", "--port", str(ports.cloud_tasks)],
+                [
+                    str(TASKS_EMULATOR_PYTHON),
+                    "-m",
+                    "local.tasks_emulator",
+                    "--port",
+                    str(ports.cloud_tasks),
+                ],
                 log_dir / "cloud-tasks.log",
                 cwd=REPO_ROOT,
                 env={**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning"},
@@ -163,7 +177,13 @@ def exported(env: EmulatorEnv) -> Iterator[None]:
 
 
 def _installed_java_home() -> Path:
-    required = [FIREBASE, FIRESTORE_LAUNCHER_JAR, JAVA_HOME_RECORD, PUBSUB_EMULATOR, TASKS_EMULATOR_PYTHON]
+    required = [
+        FIREBASE,
+        FIRESTORE_LAUNCHER_JAR,
+        JAVA_HOME_RECORD,
+        PUBSUB_EMULATOR,
+        TASKS_EMULATOR_PYTHON,
+    ]
     missing = [str(path) for path in required if not path.exists()]
     if missing:
         raise EmulatorError(f"not installed: {', '.join(missing)}; run local/install_emulators.sh")

@@ -100,7 +100,9 @@ class Process:
         deadline = time.monotonic() + timeout
         while not ready():
             if self._popen.poll() is not None:
-                raise StartupError(f"{self.name} exited with {self._popen.returncode}:\n{self.log_tail()}")
+                raise StartupError(
+                    f"{self.name} exited with {self._popen.returncode}:\n{self.log_tail()}"
+                )
             if time.monotonic() > deadline:
                 raise StartupError(f"{self.name}: {what} after {timeout:.0f} s:\n{self.log_tail()}")
             time.sleep(0.1)
@@ -199,7 +201,9 @@ def _interruptions_deferred() -> Iterator[None]:
         return
     held: list[int] = []
     deferred = (signal.SIGINT, signal.SIGTERM)
-    previous = {signum: signal.signal(signum, lambda signum, _: held.append(signum)) for signum in deferred}
+    previous = {
+        signum: signal.signal(signum, lambda signum, _: held.append(signum)) for signum in deferred
+    }
     try:
         yield
     finally:

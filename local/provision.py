@@ -34,7 +34,8 @@ from shared.settings import Settings
 
 # Local choices, shorter than the cloud's (Eventarc: 10 s to 600 s) so that a demo recovers quickly.
 TURN_RETRY = RetryPolicy(
-    minimum_backoff=duration_pb2.Duration(seconds=1), maximum_backoff=duration_pb2.Duration(seconds=60)
+    minimum_backoff=duration_pb2.Duration(seconds=1),
+    maximum_backoff=duration_pb2.Duration(seconds=60),
 )
 TURN_DELIVERY_ATTEMPTS = 5  # the least Pub/Sub allows
 TURN_ACK_DEADLINE_SECONDS = 600  # how long turn_send may take to answer a push, as with Eventarc
@@ -60,10 +61,16 @@ def provision(env: Mapping[str, str], turn_send_url: str) -> None:
 
 
 def _provision_turns(pubsub_host: str, settings: Settings, turn_send_url: str) -> None:
-    publisher = PublisherClient(transport=PublisherGrpcTransport(channel=grpc.insecure_channel(pubsub_host)))
-    subscriber = SubscriberClient(transport=SubscriberGrpcTransport(channel=grpc.insecure_channel(pubsub_host)))
+    publisher = PublisherClient(
+        transport=PublisherGrpcTransport(channel=grpc.insecure_channel(pubsub_host))
+    )
+    subscriber = SubscriberClient(
+        transport=SubscriberGrpcTransport(channel=grpc.insecure_channel(pubsub_host))
+    )
     topic = publisher.topic_path(settings.project, settings.turns_topic)
-    dead_letter_topic = publisher.topic_path(settings.project, f"{settings.turns_topic}-dead-letter")
+    dead_letter_topic = publisher.topic_path(
+        settings.project, f"{settings.turns_topic}-dead-letter"
+    )
     for name in (topic, dead_letter_topic):
         try:
             publisher.create_topic(name=name)
@@ -71,12 +78,16 @@ def _provision_turns(pubsub_host: str, settings: Settings, turn_send_url: str) -
             pass
     try:
         subscriber.create_subscription(
-            name=subscriber.subscription_path(settings.project, f"{settings.turns_topic}-dead-letter"),
+            name=subscriber.subscription_path(
+                settings.project, f"{settings.turns_topic}-dead-letter"
+            ),
             topic=dead_letter_topic,
         )
     except AlreadyExists:
         pass
-    subscription = subscriber.subscription_path(settings.project, f"{settings.turns_topic}-turn-send")
+    subscription = subscriber.subscription_path(
+        settings.project, f"{settings.turns_topic}-turn-send"
+    )
     push_config = PushConfig(push_endpoint=f"{turn_send_url.rstrip('/')}/{topic}")
     try:
         subscriber.create_subscription(

@@ -33,7 +33,12 @@ from local.stack import Stack, StackPorts, running_stack
 
 Version = Literal["1.0", "0.3"]
 CARD_PATH = "/.well-known/agent-card.json"
-_KINDS_1_0 = {"task": "task", "statusUpdate": "status-update", "artifactUpdate": "artifact-update", "message": "message"}
+_KINDS_1_0 = {
+    "task": "task",
+    "statusUpdate": "status-update",
+    "artifactUpdate": "artifact-update",
+    "message": "message",
+}
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,9 @@ class Recording:
         calls: dict[str, str] = {}
         for _, event in self.events():
             for part in _parts_of(event):
-                kinds = {value for key, value in part.get("metadata", {}).items() if key.endswith("type")}
+                kinds = {
+                    value for key, value in part.get("metadata", {}).items() if key.endswith("type")
+                }
                 if "function_call" in kinds:
                     calls.setdefault(part["data"]["id"], part["data"]["name"])
         return list(calls.items())
@@ -114,12 +121,16 @@ class Recording:
             for key in ("id", "taskId", "contextId"):
                 if isinstance(event.get(key), str) and (key != "id" or "status" in event):
                     text = text.replace(f'"{event[key]}"', f'"{uuid.uuid4()}"')
-        return Recording(self.name, self.version, tuple(json.loads(line) for line in text.split("\n")))
+        return Recording(
+            self.name, self.version, tuple(json.loads(line) for line in text.split("\n"))
+        )
 
 
 def _apply_artifact(artifacts: list[dict[str, Any]], event: dict[str, Any]) -> None:
     artifact = copy.deepcopy(event["artifact"])
-    index = next((i for i, a in enumerate(artifacts) if a["artifactId"] == artifact["artifactId"]), None)
+    index = next(
+        (i for i, a in enumerate(artifacts) if a["artifactId"] == artifact["artifactId"]), None
+    )
     if not event.get("append"):
         if index is None:
             artifacts.append(artifact)
@@ -146,7 +157,12 @@ def card(endpoint: str, version: Version) -> dict[str, Any]:
         "skills": [],
     }
     if version == "0.3":
-        return {**common, "url": endpoint, "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC"}
+        return {
+            **common,
+            "url": endpoint,
+            "protocolVersion": "0.3.0",
+            "preferredTransport": "JSONRPC",
+        }
     interface = {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
     return {**common, "supportedInterfaces": [interface]}
 
@@ -186,10 +202,10 @@ class ReplayAgent:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 agent._answer_get(self)
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 agent._answer_post(self, body)
 
@@ -198,7 +214,9 @@ class ReplayAgent:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="replay-agent", daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, name="replay-agent", daemon=True
+        ).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -215,17 +233,33 @@ class ReplayAgent:
 
     def _answer_post(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
         method, request_id = body.get("method"), body.get("id")
-        self.received.append({"at": time.time(), "path": handler.path, "method": method, "params": body.get("params")})
+        self.received.append(
+            {
+                "at": time.time(),
+                "path": handler.path,
+                "method": method,
+                "params": body.get("params"),
+            }
+        )
         recording = self._recording
-        if recording is None or method not in ("SendStreamingMessage", "message/stream", "GetTask", "tasks/get"):
+        if recording is None or method not in (
+            "SendStreamingMessage",
+            "message/stream",
+            "GetTask",
+            "tasks/get",
+        ):
             error = {"code": -32601, "message": f"{method} is not replayed"}
             _send_json(handler, {"jsonrpc": "2.0", "id": request_id, "error": error})
         elif method in ("GetTask", "tasks/get"):
-            _send_json(handler, {"jsonrpc": "2.0", "id": request_id, "result": recording.final_task()})
+            _send_json(
+                handler, {"jsonrpc": "2.0", "id": request_id, "result": recording.final_task()}
+            )
         else:
             self._stream(handler, recording, request_id)
 
-    def _stream(self, handler: BaseHTTPRequestHandler, recording: Recording, request_id: Any) -> None:
+    def _stream(
+        self, handler: BaseHTTPRequestHandler, recording: Recording, request_id: Any
+    ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Transfer-Encoding", "chunked")

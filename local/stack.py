@@ -140,23 +140,42 @@ def running_stack(
         bot_token = environ.get("SLACK_BOT_TOKEN", DEFAULT_BOT_TOKEN)
         if not slack_api_url:
             slack_api_url = f"http://127.0.0.1:{ports.slack}/api/"
-            slack = start("slack-standin", [
-                str(VENV_BIN / "python"), "-m", "local.slack_standin",
-                "--port", str(ports.slack),
-                "--signing-secret", signing_secret,
-                "--bot-token", bot_token,
-                "--events-url", ingress_url + "slack/events",
-                "--interactivity-url", ingress_url + "slack/interactivity",
-            ], base_env)
+            slack = start(
+                "slack-standin",
+                [
+                    str(VENV_BIN / "python"),
+                    "-m",
+                    "local.slack_standin",
+                    "--port",
+                    str(ports.slack),
+                    "--signing-secret",
+                    signing_secret,
+                    "--bot-token",
+                    bot_token,
+                    "--events-url",
+                    ingress_url + "slack/events",
+                    "--interactivity-url",
+                    ingress_url + "slack/interactivity",
+                ],
+                base_env,
+            )
             slack.wait_http(f"http://127.0.0.1:{ports.slack}/_standin/health")
 
         config_path = environ.get("KOURIER_CONFIG", "")
         agent_url: str | None = None
         if not config_path:
             agent_url = f"http://127.0.0.1:{ports.agent}/"
-            agent = start("demo-agent", [
-                str(VENV_BIN / "python"), "-m", "local.demo_agent", "--port", str(ports.agent),
-            ], base_env)
+            agent = start(
+                "demo-agent",
+                [
+                    str(VENV_BIN / "python"),
+                    "-m",
+                    "local.demo_agent",
+                    "--port",
+                    str(ports.agent),
+                ],
+                base_env,
+            )
             agent.wait_http(agent_url + ".well-known/agent-card.json")
             config_file = state_dir / "kourier.yaml"
             config_file.write_text(demo_config(agent_url))
@@ -178,11 +197,25 @@ def running_stack(
         started = []
         for name in FUNCTIONS:
             signature = "cloudevent" if name == "turn_send" else "http"
-            started.append(start(name, [
-                str(VENV_BIN / "functions-framework"), "--source", str(REPO / "functions" / "main.py"),
-                "--target", name, "--host", "127.0.0.1", "--port", str(getattr(ports, name)),
-                "--signature-type", signature,
-            ], function_env))
+            started.append(
+                start(
+                    name,
+                    [
+                        str(VENV_BIN / "functions-framework"),
+                        "--source",
+                        str(REPO / "functions" / "main.py"),
+                        "--target",
+                        name,
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(getattr(ports, name)),
+                        "--signature-type",
+                        signature,
+                    ],
+                    function_env,
+                )
+            )
         for process, name in zip(started, FUNCTIONS):
             process.wait_http(ports.function_url(name))
         _wait_healthy(ingress_url + "healthz")
@@ -190,12 +223,19 @@ def running_stack(
         stop_timer = threading.Event()
         stack.callback(stop_timer.set)
         threading.Thread(
-            target=_reconcile_timer, args=(ports.function_url("reconcile"), reconcile_every, stop_timer),
+            target=_reconcile_timer,
+            args=(ports.function_url("reconcile"), reconcile_every, stop_timer),
             daemon=True,
         ).start()
         yield Stack(
-            ports=ports, ingress_url=ingress_url, slack_api_url=slack_api_url, config_path=config_path,
-            function_env=function_env, agent_url=agent_url, log_dir=log_dir, processes=processes,
+            ports=ports,
+            ingress_url=ingress_url,
+            slack_api_url=slack_api_url,
+            config_path=config_path,
+            function_env=function_env,
+            agent_url=agent_url,
+            log_dir=log_dir,
+            processes=processes,
         )
 
 

@@ -55,7 +55,11 @@ def on_turn_published(session_id: str, turn_id: str) -> None:
 
 
 def on_resume(
-    session_id: str, turn_id: str, generation: int, timer: str | None = None, answer: str | None = None
+    session_id: str,
+    turn_id: str,
+    generation: int,
+    timer: str | None = None,
+    answer: str | None = None,
 ) -> None:
     """A hand-over, a timer, or a question answered: continue the turn if still ours."""
     store = get_store()
@@ -77,7 +81,9 @@ def on_resume(
     release_if_done(store, session_id, turn_id)
 
 
-def claim_next_turn(store: Store, session_id: str, trigger_turn_id: str) -> tuple[Session, Turn] | None:
+def claim_next_turn(
+    store: Store, session_id: str, trigger_turn_id: str
+) -> tuple[Session, Turn] | None:
     """Claim the session for its next turn; None if it is busy or has nothing waiting."""
     trigger = store.turn(trigger_turn_id)
     if trigger is None:

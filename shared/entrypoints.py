@@ -40,12 +40,18 @@ def chat_ingress(request: Request) -> Response:
     if handler is None:
         return Response("not found", 404)
     reply = handler(request.get_data(cache=False), request.headers)
-    return _json(reply.body, reply.status) if isinstance(reply.body, dict) else Response(reply.body, reply.status)
+    return (
+        _json(reply.body, reply.status)
+        if isinstance(reply.body, dict)
+        else Response(reply.body, reply.status)
+    )
 
 
 def turn_send(event: CloudEvent) -> None:
     """Decode the Pub/Sub message and carry the session's next turn."""
-    _join_trace({"traceparent": event.get("traceparent") or "", "tracestate": event.get("tracestate") or ""})
+    _join_trace(
+        {"traceparent": event.get("traceparent") or "", "tracestate": event.get("tracestate") or ""}
+    )
     message = event.data["message"]
     payload = json.loads(base64.b64decode(message["data"]))
     _guarded(lambda: engine.on_turn_published(payload["session_id"], payload["turn_id"]))

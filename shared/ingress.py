@@ -80,7 +80,11 @@ def _take_message(store: Store, message: ChatMessage) -> None:
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
         answered = questions.answer_by_reply(
-            QuestionStore(store), session.open_question, message.text, message.user, message.message_key
+            QuestionStore(store),
+            session.open_question,
+            message.text,
+            message.user,
+            message.message_key,
         )
         if answered:
             return

@@ -20,8 +20,11 @@ _configured = False
 
 
 def _cloud_fields(_: Any, method: str, event: dict[str, Any]) -> dict[str, Any]:
-    event["severity"] = method.upper().replace("EXCEPTION", "ERROR").replace("WARN", "WARNING").replace(
-        "WARNINGING", "WARNING"
+    event["severity"] = (
+        method.upper()
+        .replace("EXCEPTION", "ERROR")
+        .replace("WARN", "WARNING")
+        .replace("WARNINGING", "WARNING")
     )
     event["message"] = event.pop("event", "")
     trace = structlog.contextvars.get_contextvars().get("trace_id")

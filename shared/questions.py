@@ -162,11 +162,16 @@ def show_prompt(question: OpenQuestion) -> None:
     client = slack_client()
     if question.prompt_ts is None:
         answer = client.chat_postMessage(
-            channel=question.channel, thread_ts=question.thread_ts, text=prompt.text, blocks=prompt.blocks
+            channel=question.channel,
+            thread_ts=question.thread_ts,
+            text=prompt.text,
+            blocks=prompt.blocks,
         )
         question.prompt_ts = str(answer["ts"])
     else:
-        client.chat_update(channel=question.channel, ts=question.prompt_ts, text=prompt.text, blocks=prompt.blocks)
+        client.chat_update(
+            channel=question.channel, ts=question.prompt_ts, text=prompt.text, blocks=prompt.blocks
+        )
 
 
 def request_answer(question: OpenQuestion) -> None:
@@ -215,7 +220,9 @@ def handle_interaction(
             slack_client().views_open(trigger_id=interaction.trigger_id, view=view)
         return InteractionReply()
     binding = binding_of(question.binding)
-    approvers = binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
+    approvers = (
+        binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
+    )
     refusal: list[str] = []
     decisions: list[Decision] = []
 
@@ -294,7 +301,9 @@ def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, me
     return True
 
 
-def _after_change(questions: QuestionStore, question: OpenQuestion, decisions: tuple[Decision, ...]) -> None:
+def _after_change(
+    questions: QuestionStore, question: OpenQuestion, decisions: tuple[Decision, ...]
+) -> None:
     show_prompt(question)
     questions.audit(question, decisions)
     if question.status == "answering":
@@ -304,7 +313,9 @@ def _after_change(questions: QuestionStore, question: OpenQuestion, decisions: t
 def _refuse(channel: str, thread_ts: str | None, user: str, text: str) -> None:
     """Tell one person, in the prompt's thread, that their action changed nothing."""
     try:
-        slack_client().chat_postEphemeral(channel=channel, thread_ts=thread_ts, user=user, text=text)
+        slack_client().chat_postEphemeral(
+            channel=channel, thread_ts=thread_ts, user=user, text=text
+        )
     except SlackApiError:
         log.warning("ephemeral_failed", channel=channel)
 

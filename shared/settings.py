@@ -78,7 +78,6 @@ class Settings(BaseSettings):
     # bench/writes_per_turn.py can count them; off in production.
     log_firestore_writes: bool = Field(False, alias="KOURIER_LOG_FIRESTORE_WRITES")
 
-
     @property
     def lease(self) -> timedelta:
         """How long a claim on a session holds without renewal."""

@@ -51,8 +51,10 @@ from shared.a2a.errors import (
 )
 from shared.config import load_config
 from shared.core import notices
+from shared.core.answers import ApprovalLedger, Decision, Denial, answer_message, progress_for
 from shared.core.model import Message, OutgoingMessage, StreamEvent, Task, TaskStatus
 from shared.core.outcome import final_notice
+from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.core.reply import ReplyAssembler
 from shared.core.turn_machine import (
     Action,
@@ -79,8 +81,6 @@ from shared.core.turn_machine import (
     WaitUntil,
     resume_state,
 )
-from shared.core.answers import ApprovalLedger, Decision, Denial, answer_message, progress_for
-from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.handoff import schedule_call
 from shared.questions import OpenQuestion, QuestionStore, show_prompt
 from shared.settings import Settings, get_settings
@@ -210,12 +210,18 @@ class TurnRun:
             match action:
                 case Send():
                     if self._card_read():
-                        pending.extend(self._follow(lambda: self.client.send(self._message(), until=self.deadline)))
+                        pending.extend(
+                            self._follow(
+                                lambda: self.client.send(self._message(), until=self.deadline)
+                            )
+                        )
                     else:
                         pending.extend(self._card_failure)
                 case Subscribe():
                     task_id = self._task_id()
-                    pending.extend(self._follow(lambda: self.client.subscribe(task_id, until=self.deadline)))
+                    pending.extend(
+                        self._follow(lambda: self.client.subscribe(task_id, until=self.deadline))
+                    )
                 case ReadTask():
                     pending.extend(self._read_task())
                 case LookUp():
@@ -248,9 +254,13 @@ class TurnRun:
         try:
             protocol = self.client.protocol_version
         except AgentError as error:
-            self._card_failure = self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+            self._card_failure = self._handle(
+                CallFailed(classify(error), error.retry_after, error.reason)
+            )
             return False
-        self._handle(Started(protocol=protocol, can_subscribe=True))  # its Send is the one under way
+        self._handle(
+            Started(protocol=protocol, can_subscribe=True)
+        )  # its Send is the one under way
         return True
 
     def _handle(self, event: Event) -> list[Action]:
@@ -267,8 +277,12 @@ class TurnRun:
                 return actions  # cut at the deadline: ``_run`` hands over
             return actions + self._handle(StreamClosed())
         except AgentError as error:
-            log.info("a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error))
-            return actions + self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+            log.info(
+                "a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error)
+            )
+            return actions + self._handle(
+                CallFailed(classify(error), error.retry_after, error.reason)
+            )
 
     def _observe(self, event: StreamEvent) -> list[Action]:
         """Show what an event changes, learn its ids, and tell the machine."""
@@ -331,7 +345,9 @@ class TurnRun:
                 self.client.cancel(task_id)
                 return
             except AgentError as error:
-                log.warning("cancel_failed", turn=self.turn.id, attempt=attempt, error=type(error).__name__)
+                log.warning(
+                    "cancel_failed", turn=self.turn.id, attempt=attempt, error=type(error).__name__
+                )
                 time.sleep(0.5 * (attempt + 1))
 
     # Showing ------------------------------------------------------------------
@@ -437,7 +453,11 @@ class TurnRun:
             self.questions.audit(question, tuple(decisions))
             self._send_answer(question)
             return True
-        settings = interactions.tool_approvals if isinstance(pause, ToolApprovalRequest) else interactions.questions
+        settings = (
+            interactions.tool_approvals
+            if isinstance(pause, ToolApprovalRequest)
+            else interactions.questions
+        )
         assert settings is not None
         wake = now() + settings.timeout
         question.generation = self._advance_generation(
@@ -480,7 +500,9 @@ class TurnRun:
                 return None
             progress = current.current
             if isinstance(progress, ApprovalLedger):
-                decisions.extend(progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now()))
+                decisions.extend(
+                    progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now())
+                )
                 current.status = "answering"
             else:
                 progress.time_out(now())
@@ -494,7 +516,11 @@ class TurnRun:
             # the answer's own task, which will find the session moved on, so
             # the timer sends the answer.
             answered = self.questions.get(key)
-            if answered is not None and answered.status == "answering" and answered.turn_id == self.turn.id:
+            if (
+                answered is not None
+                and answered.status == "answering"
+                and answered.turn_id == self.turn.id
+            ):
                 self._send_answer(answered)
             return
         show_prompt(question)
@@ -520,7 +546,10 @@ class TurnRun:
             slack_client(), self.turn.channel, self.turn.thread_ts, self.turn.user, self.turn.team
         )
         state = TurnState(
-            started_at=time.time(), has_context=True, protocol=self.machine.state.protocol, task_id=task_id
+            started_at=time.time(),
+            has_context=True,
+            protocol=self.machine.state.protocol,
+            task_id=task_id,
         )
         self.machine = TurnMachine(state, timings(self.settings))
         self.store.set_turn(self.turn.id, status="running")
@@ -595,22 +624,27 @@ class TurnRun:
         posted = self.reply.posted
         if posted != self._checkpointed_posts:
             force = True  # a function taking over must continue this message, not post another
-        if not force and time.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds:
+        if (
+            not force
+            and time.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds
+        ):
             return
         assert self.machine is not None
         self._last_checkpoint = time.monotonic()
         self._checkpointed_posts = posted
         self.store.set_turn(
             self.turn.id,
-            checkpoint=json.dumps({
-                "machine": self.machine.state.to_dict(),
-                "reply": self.assembler.to_state(),
-                "slack": self.reply.to_state(),
-                "snapshot": self.last_snapshot,
-                "observed_at": time.time(),
-                "caught_up": self.machine.state.phase != Phase.READ,
-                "answering": self.answering.key if self.answering else None,
-            }),
+            checkpoint=json.dumps(
+                {
+                    "machine": self.machine.state.to_dict(),
+                    "reply": self.assembler.to_state(),
+                    "slack": self.reply.to_state(),
+                    "snapshot": self.last_snapshot,
+                    "observed_at": time.time(),
+                    "caught_up": self.machine.state.phase != Phase.READ,
+                    "answering": self.answering.key if self.answering else None,
+                }
+            ),
         )
         self.store.renew_lease(self.session.id, self.turn.id, self.settings.lease)
 
@@ -622,7 +656,9 @@ class TurnRun:
         answering = checkpoint.get("answering")
         self.answering = self.questions.get(answering) if answering else None
         state = TurnState.from_dict(checkpoint["machine"])
-        self.machine = TurnMachine(resume_state(state) if resumed else state, timings(self.settings))
+        self.machine = TurnMachine(
+            resume_state(state) if resumed else state, timings(self.settings)
+        )
         self.assembler = ReplyAssembler.from_state(checkpoint["reply"])
         self.reply.restore(checkpoint["slack"], taken_over=taken_over)
         self.last_snapshot = checkpoint.get("snapshot")

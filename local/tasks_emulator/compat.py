@@ -30,14 +30,21 @@ import secrets
 import threading
 import time
 from concurrent import futures
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib import error
 
 import grpc
 from gcloud_tasks_emulator import server as upstream
 from gcloud_tasks_emulator.cloudtasks_pb2_grpc import add_CloudTasksServicer_to_server
 from google.api_core.exceptions import AlreadyExists, GoogleAPICallError, NotFound
-from google.cloud.tasks_v2 import Attempt, DeleteTaskRequest, GetTaskRequest, Queue, RetryConfig, Task
+from google.cloud.tasks_v2 import (
+    Attempt,
+    DeleteTaskRequest,
+    GetTaskRequest,
+    Queue,
+    RetryConfig,
+    Task,
+)
 from google.protobuf import empty_pb2
 from google.rpc import code_pb2
 
@@ -54,7 +61,7 @@ API_THREADS = 8
 
 
 def _utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def retry_delay(config: RetryConfig, attempts: int) -> timedelta:
@@ -177,12 +184,19 @@ class KourierQueueState(upstream.QueueState):
             if queue_config is None:
                 return task
             if gives_up(queue_config.retry_config, task.dispatch_count):
-                logger.info("[TASKS] Giving up task %s after %d attempts", task.name, task.dispatch_count)
+                logger.info(
+                    "[TASKS] Giving up task %s after %d attempts", task.name, task.dispatch_count
+                )
                 return task
             delay = retry_delay(queue_config.retry_config, task.dispatch_count)
             task.schedule_time = _utc_now() + delay
             self._queue_tasks[queue].append(task)
-        logger.info("[TASKS] Task %s failed (%s); retrying in %.1f s", task.name, status, delay.total_seconds())
+        logger.info(
+            "[TASKS] Task %s failed (%s); retrying in %.1f s",
+            task.name,
+            status,
+            delay.total_seconds(),
+        )
         return task
 
     @staticmethod
@@ -225,7 +239,7 @@ class KourierServicer(upstream.Greeter):
         super().__init__(state)
         self._kourier_state = state
 
-    def GetTask(  # noqa: N802 (gRPC method names)
+    def GetTask(
         self, request: GetTaskRequest, context: grpc.ServicerContext
     ) -> Task:
         try:
@@ -233,7 +247,7 @@ class KourierServicer(upstream.Greeter):
         except GoogleAPICallError as err:
             context.abort(err.grpc_status_code, err.message)  # raises
 
-    def DeleteTask(  # noqa: N802 (gRPC method names)
+    def DeleteTask(
         self, request: DeleteTaskRequest, context: grpc.ServicerContext
     ) -> empty_pb2.Empty:
         try:

@@ -15,7 +15,6 @@ from enum import StrEnum
 from typing import Any
 
 
-
 class TaskState(StrEnum):
     """Task states, in the contract's short form."""
 

@@ -38,9 +38,7 @@ AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free
 CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
 NO_SIGN_OF_LIFE = "The agent's task showed no sign of life for an hour, so it was cancelled."
 ANSWER_REJECTED = "The agent did not take the answer, so its task was cancelled."
-QUESTIONS_NOT_ALLOWED = (
-    "The agent asked a question, but this Binding does not allow questions, so its task was cancelled."
-)
+QUESTIONS_NOT_ALLOWED = "The agent asked a question, but this Binding does not allow questions, so its task was cancelled."
 
 # Prompts for questions and tool approvals: labels, outcomes, refusals.
 APPROVE = "Approve"
@@ -55,7 +53,9 @@ ANSWER_FORM_CANCEL = "Cancel"
 ANSWER_FORM_LABEL = "Your answer"
 PICK_PLACEHOLDER = "Pick one or more"
 ASKED_BY_SUBAGENT = "Asked by the sub-agent {name}"
-REPLY_ALSO_ANSWERS = "You can also reply in this thread: a reply answers the first question still waiting for text."
+REPLY_ALSO_ANSWERS = (
+    "You can also reply in this thread: a reply answers the first question still waiting for text."
+)
 REPLY_TO_ANSWER = "Reply in this thread to answer."
 APPROVED_BY = "Approved by {who}"
 REJECTED_BY = "Rejected by {who}"

@@ -19,15 +19,32 @@ _MAX_CHARS = 4096
 _CODE_KEYS = ("code", "error_code", "kagent_error_code")
 
 _PATTERNS: tuple[tuple[FailureCategory, re.Pattern[str]], ...] = (
-    (FailureCategory.CONTEXT_LIMIT, re.compile(
-        r"context[ _-]?(length|window|limit)|too many tokens|maximum context|token limit", re.I)),
-    (FailureCategory.RATE_LIMIT, re.compile(
-        r"rate[ _-]?limit|too many requests|resource[ _-]?exhausted|quota|\b429\b", re.I)),
-    (FailureCategory.AUTHENTICATION, re.compile(
-        r"unauthori[sz]ed|authenticat|invalid[ _-]?(api[ _-]?)?key|credential|\b401\b", re.I)),
-    (FailureCategory.TIMEOUT, re.compile(r"time[ _-]?d?[ _-]?out|deadline[ _-]?exceeded|\b504\b", re.I)),
-    (FailureCategory.PERMISSION, re.compile(
-        r"permission|forbidden|access[ _-]?denied|not allowed|\b403\b", re.I)),
+    (
+        FailureCategory.CONTEXT_LIMIT,
+        re.compile(
+            r"context[ _-]?(length|window|limit)|too many tokens|maximum context|token limit", re.IGNORECASE
+        ),
+    ),
+    (
+        FailureCategory.RATE_LIMIT,
+        re.compile(
+            r"rate[ _-]?limit|too many requests|resource[ _-]?exhausted|quota|\b429\b", re.IGNORECASE
+        ),
+    ),
+    (
+        FailureCategory.AUTHENTICATION,
+        re.compile(
+            r"unauthori[sz]ed|authenticat|invalid[ _-]?(api[ _-]?)?key|credential|\b401\b", re.IGNORECASE
+        ),
+    ),
+    (
+        FailureCategory.TIMEOUT,
+        re.compile(r"time[ _-]?d?[ _-]?out|deadline[ _-]?exceeded|\b504\b", re.IGNORECASE),
+    ),
+    (
+        FailureCategory.PERMISSION,
+        re.compile(r"permission|forbidden|access[ _-]?denied|not allowed|\b403\b", re.IGNORECASE),
+    ),
 )
 
 

@@ -63,7 +63,11 @@ class MarkdownStream:
     def from_state(cls, state: dict[str, Any]) -> MarkdownStream:
         """The stream ``to_state`` wrote."""
         stream = cls()
-        stream._held, stream._mid_line, stream._fence = state["held"], state["mid_line"], state["fence"]
+        stream._held, stream._mid_line, stream._fence = (
+            state["held"],
+            state["mid_line"],
+            state["fence"],
+        )
         return stream
 
     def _drain(self, final: bool) -> str:
@@ -207,13 +211,15 @@ def _render_table(rows: list[str], ends_with_newline: bool) -> str:
     columns = max(len(row) for row in cells)
     cells = [row + [""] * (columns - len(row)) for row in cells]
     widths = [max(len(row[column]) for row in cells) for column in range(columns)]
-    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells]
+    lines = [
+        " | ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells
+    ]
     lines.insert(1, "-+-".join("-" * width for width in widths))
     return "```\n" + "\n".join(lines) + "\n```" + ("\n" if ends_with_newline else "")
 
 
 def _cells(row: str) -> list[str]:
     inner = row.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner.removeprefix("|")
     inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
     return [cell.strip().replace("\\|", "|") for cell in _CELL_SEPARATOR.split(inner)]

@@ -158,7 +158,10 @@ class ThreadReply:
         self._thread_ts = thread_ts
         self._recipient = {
             key: value
-            for key, value in (("recipient_user_id", recipient_user), ("recipient_team_id", recipient_team))
+            for key, value in (
+                ("recipient_user_id", recipient_user),
+                ("recipient_team_id", recipient_team),
+            )
             if value
         }
         self._limits = limits
@@ -192,7 +195,9 @@ class ThreadReply:
             elif isinstance(change, StepStarted):
                 self.step_started(change.call_id, change.name, summarize(change.args))
             elif isinstance(change, StepFinished):
-                self.step_finished(change.call_id, change.name, change.ok, summarize(change.response))
+                self.step_finished(
+                    change.call_id, change.name, change.ok, summarize(change.response)
+                )
 
     def working(self) -> None:
         """Show that the agent is working on the thread's message."""
@@ -231,7 +236,11 @@ class ThreadReply:
         """A tool call began: its step shows, running."""
         with self._lock:
             self._raise_failure()
-            self._steps[call_id] = {"title": name, "status": "in_progress", "details": details or None}
+            self._steps[call_id] = {
+                "title": name,
+                "status": "in_progress",
+                "details": details or None,
+            }
             self._show_step(call_id)
             self._pump()
 
@@ -248,7 +257,9 @@ class ThreadReply:
         """A notice of Agent Kourier's own (never the agent's words), after the answer."""
         self.finish()
         with self._lock:
-            self._client.chat_postMessage(channel=self._channel, thread_ts=self._thread_ts, text=text)
+            self._client.chat_postMessage(
+                channel=self._channel, thread_ts=self._thread_ts, text=text
+            )
 
     def finish(self) -> None:
         """The answer is complete: write all of it, close every step, stop streaming."""
@@ -258,7 +269,9 @@ class ThreadReply:
             if not self._fallback:
                 self._queue_text(self._markdown.flush())
                 self._send_queue()
-                if self._stream() is None and any(chunk["type"] == "task_update" for chunk in self._carry):
+                if self._stream() is None and any(
+                    chunk["type"] == "task_update" for chunk in self._carry
+                ):
                     self._start_stream([], 0)  # the steps a roll-over continued, to close them
                 stream = self._stream()
                 if stream is not None:
@@ -449,7 +462,10 @@ class ThreadReply:
         count = len(batch)
         last, head = batch[-1], self._queue[count - 1]
         if last["type"] == "markdown_text" and len(last["text"]) < len(head["text"]):
-            self._queue[count - 1] = {"type": "markdown_text", "text": head["text"][len(last["text"]) :]}
+            self._queue[count - 1] = {
+                "type": "markdown_text",
+                "text": head["text"][len(last["text"]) :],
+            }
             count -= 1
         del self._queue[:count]
         self._last_append = time.time()
@@ -534,7 +550,11 @@ class ThreadReply:
     def _stop(self, stream: _Message, closing: str = "", running_output: str | None = None) -> None:
         """Stop a stream, closing every step it shows running (Slack would show it failed)."""
         closed = [
-            {**chunk, "status": "complete", **({"output": running_output} if running_output else {})}
+            {
+                **chunk,
+                "status": "complete",
+                **({"output": running_output} if running_output else {}),
+            }
             for chunk in self._running.values()
         ]
         text = [{"type": "markdown_text", "text": closing}] if closing else []
@@ -572,7 +592,9 @@ class ThreadReply:
         """From now on, post and edit: text already shown changed, or streams are refused."""
         self._fallback = True
         # Every step not shown in its final state yet continues as a card.
-        moved = {chunk["id"] for chunk in self._queue + self._carry if chunk["type"] == "task_update"}
+        moved = {
+            chunk["id"] for chunk in self._queue + self._carry if chunk["type"] == "task_update"
+        }
         moved |= set(self._running)
         self._queue, self._carry = [], []
         stream = self._stream()
@@ -661,7 +683,9 @@ class ThreadReply:
             blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
         if not blocks:
             return None
-        summary = text[start:end] or ", ".join(self._steps[key]["title"] for key, _ in message.cards)
+        summary = text[start:end] or ", ".join(
+            self._steps[key]["title"] for key, _ in message.cards
+        )
         return {"blocks": blocks, "text": summary}
 
     def _write(self, message: _Message, fields: dict[str, Any], payload: str) -> None:
@@ -704,10 +728,18 @@ def _task_update(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task_card(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
-    card = {"type": "task_card", "task_id": call_id, "title": step["title"], "status": step["status"]}
+    card = {
+        "type": "task_card",
+        "task_id": call_id,
+        "title": step["title"],
+        "status": step["status"],
+    }
     for key in ("details", "output"):
         if step.get(key):
-            section = {"type": "rich_text_section", "elements": [{"type": "text", "text": step[key]}]}
+            section = {
+                "type": "rich_text_section",
+                "elements": [{"type": "text", "text": step[key]}],
+            }
             card[key] = {"type": "rich_text", "elements": [section]}
     return card
 

@@ -376,9 +376,9 @@ def test_every_tool_call_and_result_is_delivered_exactly_once(
     started = [change for change in changes if isinstance(change, StepStarted)]
     finished = [change for change in changes if isinstance(change, StepFinished)]
     assert all(count == 1 for count in Counter(step.call_id for step in started).values()), started
-    assert all(
-        count == 1 for count in Counter(step.call_id for step in finished).values()
-    ), finished
+    assert all(count == 1 for count in Counter(step.call_id for step in finished).values()), (
+        finished
+    )
     for step in finished:
         start = next(
             change

@@ -32,7 +32,11 @@ TEST_PORTS = StackPorts(
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    environ = {k: v for k, v in __import__("os").environ.items() if k not in ("SLACK_API_URL", "KOURIER_CONFIG")}
+    environ = {
+        k: v
+        for k, v in __import__("os").environ.items()
+        if k not in ("SLACK_API_URL", "KOURIER_CONFIG")
+    }
     with running_stack(TEST_PORTS, tmp_path_factory.mktemp("stack"), environ=environ) as running:
         yield running
 
@@ -52,7 +56,9 @@ class DemoAgent:
     def sends(self) -> list[dict[str, Any]]:
         """Every streaming send it received, oldest first."""
         received = httpx.get(self.url + "_demo/received", timeout=10).json()
-        return [r for r in received if r.get("method") in ("SendStreamingMessage", "message/stream")]
+        return [
+            r for r in received if r.get("method") in ("SendStreamingMessage", "message/stream")
+        ]
 
     def sends_containing(self, text: str) -> list[dict[str, Any]]:
         """The sends whose message text contains ``text``."""

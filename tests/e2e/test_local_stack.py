@@ -45,7 +45,10 @@ def test_a_mention_gets_the_agents_streamed_answer_in_the_thread(
     text = message["parts"][0]["text"]
     assert text == "[Slack: Alice Liddell (U0ALICE) <alice@example.com>]\nhello from the e2e test"
     assert message["metadata"]["agentkourier.dev/actor"] == {
-        "id": "U0ALICE", "platform": "slack", "name": "Alice Liddell", "email": "alice@example.com",
+        "id": "U0ALICE",
+        "platform": "slack",
+        "name": "Alice Liddell",
+        "email": "alice@example.com",
     }
     assert len(message["parts"]) == 1
     assert not message.get("contextId")
@@ -79,7 +82,11 @@ def test_a_bad_or_stale_signature_gets_401_and_nothing_is_stored_or_sent(
     real = standin.say(DEMO_CHANNEL, "a real message after the forged ones")
     finished_answer(standin, real.ts, "a real message after the forged ones")
     for refused in (forged, stale):
-        assert not db.collection(TURNS).where(filter=firestore.FieldFilter("ts", "==", refused.ts)).get()
+        assert (
+            not db.collection(TURNS)
+            .where(filter=firestore.FieldFilter("ts", "==", refused.ts))
+            .get()
+        )
         assert not [m for m in standin.thread(DEMO_CHANNEL, refused.ts) if m.is_bot]
     assert not agent.sends_containing("forged message")
     assert not agent.sends_containing("stale message")

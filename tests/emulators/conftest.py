@@ -23,7 +23,10 @@ HTTP_RECORDER_PORT = 20396
 @pytest.fixture(scope="session")
 def emulators(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmulatorEnv]:
     """The three emulators, running, with their variables in os.environ."""
-    with running_emulators(TEST_PORTS, tmp_path_factory.mktemp("emulator-logs")) as env, exported(env):
+    with (
+        running_emulators(TEST_PORTS, tmp_path_factory.mktemp("emulator-logs")) as env,
+        exported(env),
+    ):
         yield env
 
 

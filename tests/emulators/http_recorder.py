@@ -34,7 +34,9 @@ class Endpoint:
     received: list[RecordedRequest] = field(default_factory=list)
     arrived: threading.Condition = field(default_factory=threading.Condition)
 
-    def wait_for_requests(self, count: int, timeout: float = DELIVERY_TIMEOUT_SECONDS) -> list[RecordedRequest]:
+    def wait_for_requests(
+        self, count: int, timeout: float = DELIVERY_TIMEOUT_SECONDS
+    ) -> list[RecordedRequest]:
         """The first ``count`` requests, once they have arrived.
 
         Raises:
@@ -42,7 +44,9 @@ class Endpoint:
         """
         with self.arrived:
             arrived_in_time = self.arrived.wait_for(lambda: len(self.received) >= count, timeout)
-            assert arrived_in_time, f"{len(self.received)} of {count} requests arrived at {self.url}"
+            assert arrived_in_time, (
+                f"{len(self.received)} of {count} requests arrived at {self.url}"
+            )
             return self.received[:count]
 
 
@@ -55,7 +59,7 @@ class HttpRecorder:
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 status = recorder.record(
                     RecordedRequest(
@@ -69,7 +73,7 @@ class HttpRecorder:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from google.api_core.exceptions import AlreadyExists, NotFound
@@ -38,7 +38,9 @@ def queue(emulators: EmulatorEnv, tasks: tasks_v2.CloudTasksClient) -> str:
     ).name
 
 
-def http_task(endpoint: Endpoint, name: str = "", schedule_time: datetime | None = None) -> tasks_v2.Task:
+def http_task(
+    endpoint: Endpoint, name: str = "", schedule_time: datetime | None = None
+) -> tasks_v2.Task:
     return tasks_v2.Task(
         name=name,
         schedule_time=schedule_time,
@@ -50,7 +52,7 @@ def test_scheduled_task_is_delivered_at_its_schedule_time(
     tasks: tasks_v2.CloudTasksClient, queue: str, http_recorder: HttpRecorder
 ) -> None:
     endpoint = http_recorder.endpoint()
-    schedule_time = datetime.now(timezone.utc) + SCHEDULE_DELAY
+    schedule_time = datetime.now(UTC) + SCHEDULE_DELAY
 
     tasks.create_task(parent=queue, task=http_task(endpoint, schedule_time=schedule_time))
 
@@ -79,8 +81,10 @@ def test_deleted_task_is_not_delivered_and_its_name_stays_used(
     tasks: tasks_v2.CloudTasksClient, queue: str, http_recorder: HttpRecorder
 ) -> None:
     endpoint = http_recorder.endpoint()
-    schedule_time = datetime.now(timezone.utc) + SCHEDULE_DELAY
-    timer = tasks.create_task(parent=queue, task=http_task(endpoint, f"{queue}/tasks/timer", schedule_time))
+    schedule_time = datetime.now(UTC) + SCHEDULE_DELAY
+    timer = tasks.create_task(
+        parent=queue, task=http_task(endpoint, f"{queue}/tasks/timer", schedule_time)
+    )
     assert tasks.get_task(name=timer.name).name == timer.name
 
     tasks.delete_task(name=timer.name)
@@ -91,10 +95,13 @@ def test_deleted_task_is_not_delivered_and_its_name_stays_used(
         tasks.create_task(parent=queue, task=http_task(endpoint, timer.name))
     # A task due just after the deleted one: once it has arrived, the deleted one would have too.
     tasks.create_task(
-        parent=queue, task=http_task(endpoint, f"{queue}/tasks/sentinel", schedule_time + SCHEDULE_DELAY)
+        parent=queue,
+        task=http_task(endpoint, f"{queue}/tasks/sentinel", schedule_time + SCHEDULE_DELAY),
     )
     endpoint.wait_for_requests(1)
-    assert [request.headers["x-cloudtasks-taskname"] for request in endpoint.received] == ["sentinel"]
+    assert [request.headers["x-cloudtasks-taskname"] for request in endpoint.received] == [
+        "sentinel"
+    ]
 
 
 def test_failing_task_is_retried_after_the_queue_backoff_then_dropped(
@@ -105,13 +112,19 @@ def test_failing_task_is_retried_after_the_queue_backoff_then_dropped(
     tasks.create_task(parent=queue, task=http_task(failing))
 
     attempts = failing.wait_for_requests(MAX_ATTEMPTS)
-    gaps = [later.received_at - earlier.received_at for earlier, later in zip(attempts, attempts[1:])]
+    gaps = [
+        later.received_at - earlier.received_at for earlier, later in zip(attempts, attempts[1:])
+    ]
     assert gaps[0] >= MIN_BACKOFF.total_seconds()
     assert gaps[1] >= 2 * MIN_BACKOFF.total_seconds()
-    assert [attempt.headers["x-cloudtasks-taskretrycount"] for attempt in attempts] == ["0", "1", "2"]
+    assert [attempt.headers["x-cloudtasks-taskretrycount"] for attempt in attempts] == [
+        "0",
+        "1",
+        "2",
+    ]
     # A task due after the next retry would have been: once it has arrived, that retry would have too.
     sentinel = http_recorder.endpoint()
-    next_retry_time = datetime.now(timezone.utc) + 4 * MIN_BACKOFF
+    next_retry_time = datetime.now(UTC) + 4 * MIN_BACKOFF
     tasks.create_task(parent=queue, task=http_task(sentinel, schedule_time=next_retry_time))
     sentinel.wait_for_requests(1)
     assert len(failing.received) == MAX_ATTEMPTS

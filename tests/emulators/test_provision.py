@@ -10,7 +10,9 @@ from shared.handoff import make_tasks_client
 from shared.settings import get_settings
 
 
-def test_provision_twice_creates_queues_and_repoints_the_turn_subscription(emulators: EmulatorEnv) -> None:
+def test_provision_twice_creates_queues_and_repoints_the_turn_subscription(
+    emulators: EmulatorEnv,
+) -> None:
     settings = get_settings()
 
     provision(emulators.variables, "http://127.0.0.1:20397/first")
@@ -22,8 +24,15 @@ def test_provision_twice_creates_queues_and_repoints_the_turn_subscription(emula
         assert created.retry_config.max_attempts == QUEUE_RETRY.max_attempts
     subscriber = pubsub_v1.SubscriberClient()
     subscription = subscriber.get_subscription(
-        subscription=subscriber.subscription_path(settings.project, f"{settings.turns_topic}-turn-send")
+        subscription=subscriber.subscription_path(
+            settings.project, f"{settings.turns_topic}-turn-send"
+        )
     )
     assert subscription.topic.endswith(f"/topics/{settings.turns_topic}")
-    assert subscription.push_config.push_endpoint == f"http://127.0.0.1:20397/second/{subscription.topic}"
-    assert subscription.dead_letter_policy.dead_letter_topic.endswith(f"/topics/{settings.turns_topic}-dead-letter")
+    assert (
+        subscription.push_config.push_endpoint
+        == f"http://127.0.0.1:20397/second/{subscription.topic}"
+    )
+    assert subscription.dead_letter_policy.dead_letter_topic.endswith(
+        f"/topics/{settings.turns_topic}-dead-letter"
+    )

@@ -32,7 +32,9 @@ def test_failed_push_is_delivered_again(
     emulators: EmulatorEnv, publisher: pubsub_v1.PublisherClient, http_recorder: HttpRecorder
 ) -> None:
     endpoint = http_recorder.endpoint(statuses=[500])
-    topic = publisher.create_topic(name=publisher.topic_path(emulators.project, f"t-{uuid.uuid4().hex}")).name
+    topic = publisher.create_topic(
+        name=publisher.topic_path(emulators.project, f"t-{uuid.uuid4().hex}")
+    ).name
     subscriber = pubsub_v1.SubscriberClient()
     subscriber.create_subscription(
         request={
@@ -60,8 +62,16 @@ def turn_send_stand_in(
     log_path = tmp_path / "functions-framework.log"
     command = [
         str(Path(sys.executable).with_name("functions-framework")),
-        "--source", str(FUNCTION_SOURCE), "--target", "forward_event",
-        "--signature-type", "cloudevent", "--host", "127.0.0.1", "--port", str(FUNCTION_PORT),
+        "--source",
+        str(FUNCTION_SOURCE),
+        "--target",
+        "forward_event",
+        "--signature-type",
+        "cloudevent",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(FUNCTION_PORT),
     ]
     env = {**os.environ, "FORWARD_URL": forwarded.url}
     with running("functions-framework", command, log_path, cwd=tmp_path, env=env) as function:

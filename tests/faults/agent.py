@@ -142,7 +142,9 @@ class AgentTask:
             "history": [self.user_message],
         }
         if self.parts:
-            task["artifacts"] = [{"artifactId": "answer", "name": "answer", "parts": list(self.parts)}]
+            task["artifacts"] = [
+                {"artifactId": "answer", "name": "answer", "parts": list(self.parts)}
+            ]
         return task
 
 
@@ -173,7 +175,9 @@ class FaultyAgent:
             "name": "faulty",
             "description": "misbehaves on purpose",
             "version": "1",
-            "supportedInterfaces": [{"url": self.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "supportedInterfaces": [
+                {"url": self.url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ],
             "capabilities": {"streaming": True},
             "defaultInputModes": ["text"],
             "defaultOutputModes": ["text"],
@@ -339,7 +343,10 @@ class FaultyAgent:
             if isinstance(piece, Text):
                 self._artifact(task, {"text": piece.text})
                 continue
-            self._artifact(task, _tool_part("function_call", {"id": piece.call_id, "name": piece.name, "args": {}}))
+            self._artifact(
+                task,
+                _tool_part("function_call", {"id": piece.call_id, "name": piece.name, "args": {}}),
+            )
             self._pause(piece.seconds)
             result = {"id": piece.call_id, "name": piece.name, "response": {"ok": True}}
             self._artifact(task, _tool_part("function_response", result))
@@ -352,7 +359,11 @@ class FaultyAgent:
     def _status(self, task: AgentTask, state: str) -> None:
         with task.changed:
             task.state, task.stamp = state, _stamp()
-            update = {"taskId": task.id, "contextId": task.context_id, "status": {"state": state, "timestamp": task.stamp}}
+            update = {
+                "taskId": task.id,
+                "contextId": task.context_id,
+                "status": {"state": state, "timestamp": task.stamp},
+            }
             self._record(task, {"statusUpdate": update})
             if state == COMPLETED:
                 task.ended_at = time.time()
@@ -362,7 +373,12 @@ class FaultyAgent:
             append = bool(task.parts)
             task.parts.append(part)
         artifact = {"artifactId": "answer", "name": "answer", "parts": [part]}
-        update = {"taskId": task.id, "contextId": task.context_id, "artifact": artifact, "append": append}
+        update = {
+            "taskId": task.id,
+            "contextId": task.context_id,
+            "artifact": artifact,
+            "append": append,
+        }
         self._record(task, {"artifactUpdate": update})
 
     def _record(self, task: AgentTask, result: dict[str, Any]) -> None:
@@ -503,7 +519,9 @@ def running_agent(port: int) -> Iterator[FaultyAgent]:
     agent = FaultyAgent(port)
     server = _Server(("127.0.0.1", port), _Handler)
     server.agent = agent
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield agent

@@ -28,7 +28,14 @@ from shared.core import notices
 from shared.handoff import make_tasks_client
 from shared.settings import Settings
 from shared.store import SESSIONS, TURNS, Store, Turn
-from tests.faults.agent import FaultyAgent, Piece, Script, canonical_answer, running_agent, tool_names
+from tests.faults.agent import (
+    FaultyAgent,
+    Piece,
+    Script,
+    canonical_answer,
+    running_agent,
+    tool_names,
+)
 
 PORTS = StackPorts(
     chat_ingress=24300,
@@ -97,7 +104,9 @@ KNOWN_NOTICES = {value for value in vars(notices).values() if isinstance(value, 
 def read_reply(messages: list[Message]) -> Seen:
     """Split the bot's messages into the answer, its steps and the notices."""
     failed = notices.TURN_FAILED.split("{")[0]
-    notice_texts = [m.text for m in messages if m.text in KNOWN_NOTICES or m.text.startswith(failed)]
+    notice_texts = [
+        m.text for m in messages if m.text in KNOWN_NOTICES or m.text.startswith(failed)
+    ]
     answer = [m for m in messages if m.text not in notice_texts]
     return Seen(
         answer="".join(m.text for m in answer),
@@ -126,9 +135,15 @@ class Faults:
         self.agent = agent
         emulators = {
             name: stack.function_env[name]
-            for name in ("FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST", "CLOUD_TASKS_EMULATOR_HOST")
+            for name in (
+                "FIRESTORE_EMULATOR_HOST",
+                "PUBSUB_EMULATOR_HOST",
+                "CLOUD_TASKS_EMULATOR_HOST",
+            )
         }
-        self.settings = Settings(**emulators, GOOGLE_CLOUD_PROJECT=stack.function_env["GOOGLE_CLOUD_PROJECT"])
+        self.settings = Settings(
+            **emulators, GOOGLE_CLOUD_PROJECT=stack.function_env["GOOGLE_CLOUD_PROJECT"]
+        )
         with mock.patch.dict(os.environ, emulators):  # Google's clients read them when built
             self.db = firestore.Client(project=self.settings.project)
             self._publisher = pubsub_v1.PublisherClient()
@@ -147,7 +162,9 @@ class Faults:
         """The bot's messages in a thread, oldest first."""
         return [m for m in self.standin.thread(CHANNEL, thread_ts) if m.is_bot]
 
-    def wait_until_answered(self, thread_ts: str, *message_ts: str, timeout: float = TURN_WAIT) -> list[Message]:
+    def wait_until_answered(
+        self, thread_ts: str, *message_ts: str, timeout: float = TURN_WAIT
+    ) -> list[Message]:
         """The bot's messages once the turns of ``message_ts`` (default: the thread's first) are done
         and none of them streams any more."""
         wanted = message_ts or (thread_ts,)
@@ -162,8 +179,13 @@ class Faults:
             return self.standin.wait_for(answered, timeout=timeout, interval=0.2)
         except TimeoutError:
             turns = {ts: getattr(self.turn(ts), "status", None) for ts in wanted}
-            shown = [(m.stream, m.text, [(c.title, c.status) for c in m.tasks]) for m in self.bot_messages(thread_ts)]
-            raise AssertionError(f"not answered in {timeout} s: turns {turns}, bot messages {shown}") from None
+            shown = [
+                (m.stream, m.text, [(c.title, c.status) for c in m.tasks])
+                for m in self.bot_messages(thread_ts)
+            ]
+            raise AssertionError(
+                f"not answered in {timeout} s: turns {turns}, bot messages {shown}"
+            ) from None
 
     # Firestore and Pub/Sub --------------------------------------------------------
 
@@ -186,10 +208,14 @@ class Faults:
     def quiet(self) -> bool:
         """Whether no turn waits or runs."""
         busy = ["received", "waiting", "running"]
-        unfinished = self.db.collection(TURNS).where(filter=firestore.FieldFilter("status", "in", busy))
+        unfinished = self.db.collection(TURNS).where(
+            filter=firestore.FieldFilter("status", "in", busy)
+        )
         if list(unfinished.limit(1).stream()):
             return False
-        return not any((d.to_dict() or {}).get("active_turn") for d in self.db.collection(SESSIONS).stream())
+        return not any(
+            (d.to_dict() or {}).get("active_turn") for d in self.db.collection(SESSIONS).stream()
+        )
 
     # Cloud Tasks ------------------------------------------------------------------
 
@@ -206,7 +232,9 @@ class Faults:
     def create_twin(self, task: tasks_v2.Task) -> None:
         """Create a task identical to ``task`` but for its name."""
         twin = tasks_v2.Task(
-            name=f"{task.name}-twin", http_request=task.http_request, schedule_time=task.schedule_time
+            name=f"{task.name}-twin",
+            http_request=task.http_request,
+            schedule_time=task.schedule_time,
         )
         self.tasks.create_task(parent=task.name.rsplit("/tasks/", 1)[0], task=twin)
 

@@ -18,7 +18,9 @@ RUN_EVENTS = 8
 
 
 @pytest.mark.parametrize("events_before_drop", range(1, RUN_EVENTS + 1))
-def test_a_stream_dropped_after_any_event_shows_the_answer_once(faults: Faults, events_before_drop: int) -> None:
+def test_a_stream_dropped_after_any_event_shows_the_answer_once(
+    faults: Faults, events_before_drop: int
+) -> None:
     faults.agent.use(Script(drop_send_after=events_before_drop))
     posted = faults.say(f"dropped after {events_before_drop} events")
 
@@ -46,11 +48,17 @@ def test_a_send_failing_with_5xx_is_sent_again_with_the_same_message_id(faults: 
     assert not faults.agent.calls("ListTasks")  # a first turn has no context to look in
 
 
-def test_a_turn_the_agent_took_before_the_connection_dropped_is_not_sent_again(faults: Faults) -> None:
+def test_a_turn_the_agent_took_before_the_connection_dropped_is_not_sent_again(
+    faults: Faults,
+) -> None:
     first = faults.say("first turn of the thread")
     faults.wait_until_answered(first.ts)
     [first_task] = faults.agent.tasks_of(faults.message_id(first.ts))
-    second_pieces = [Text("Second answer, "), ToolCall("call-2", "check_again"), Text("found and followed.")]
+    second_pieces = [
+        Text("Second answer, "),
+        ToolCall("call-2", "check_again"),
+        Text("found and followed."),
+    ]
     faults.agent.use(Script(pieces=second_pieces, taken_then_dropped=True))
 
     second = faults.say("second turn, dropped before any event", thread_ts=first.ts)
@@ -67,7 +75,11 @@ def test_a_turn_the_agent_took_before_the_connection_dropped_is_not_sent_again(f
 
 
 def test_an_agent_without_subscribe_is_polled_until_its_task_ends(faults: Faults) -> None:
-    pieces = [Text("Polled, "), ToolCall("call-poll", "slow_tool", seconds=2.0), Text("and finished.")]
+    pieces = [
+        Text("Polled, "),
+        ToolCall("call-poll", "slow_tool", seconds=2.0),
+        Text("and finished."),
+    ]
     faults.agent.use(Script(pieces=pieces, gap=0.5, drop_send_after=3, can_subscribe=False))
     posted = faults.say("no subscribe here")
 

@@ -67,7 +67,9 @@ def test_hand_overs_delivered_twice_are_followed_once(faults: Faults) -> None:
     pieces: list[Piece] = [Text(f"Chunk {n} of a long answer. ") for n in range(1, 11)]
     pieces.insert(4, ToolCall("call-twice", "slow_tool", seconds=3.0))
     faults.agent.use(Script(pieces=pieces, gap=1.0))
-    posted, doubled = say_with_every_task_doubled(faults, faults.settings.follow_queue, "handed over twice")
+    posted, doubled = say_with_every_task_doubled(
+        faults, faults.settings.follow_queue, "handed over twice"
+    )
     replies = faults.wait_until_answered(posted.ts)
 
     assert len(doubled) >= 2
@@ -79,7 +81,9 @@ def test_hand_overs_delivered_twice_are_followed_once(faults: Faults) -> None:
 
 def test_timers_delivered_twice_fire_once(faults: Faults) -> None:
     faults.agent.use(Script(busy_for=BUSY_NOTICE + 6))
-    posted, doubled = say_with_every_task_doubled(faults, faults.settings.timers_queue, "busy, timers twice")
+    posted, doubled = say_with_every_task_doubled(
+        faults, faults.settings.timers_queue, "busy, timers twice"
+    )
     replies = faults.wait_until_answered(posted.ts)
 
     assert len(doubled) >= 2

@@ -55,7 +55,9 @@ def test_killed_mid_stream_the_answer_shows_each_part_once(faults: Faults) -> No
     script = faults.agent.use(Script(hold_send_after=6))  # task, working, text, call, result, text
     posted = faults.say("killed mid-stream")
     assert script.reached.wait(TURN_WAIT)
-    faults.standin.wait_for(lambda: shows(faults, posted.ts, "The disk is full on db-2; "), timeout=TURN_WAIT)
+    faults.standin.wait_for(
+        lambda: shows(faults, posted.ts, "The disk is full on db-2; "), timeout=TURN_WAIT
+    )
 
     faults.stack.restart("turn_send")
     script.released.set()
@@ -66,10 +68,14 @@ def test_killed_mid_stream_the_answer_shows_each_part_once(faults: Faults) -> No
 
 
 def test_killed_after_the_terminal_event_the_answer_shows_once(faults: Faults) -> None:
-    script = faults.agent.use(Script(hold_send_after=8))  # every event, completed included; no close
+    script = faults.agent.use(
+        Script(hold_send_after=8)
+    )  # every event, completed included; no close
     posted = faults.say("killed after the terminal event")
     assert script.reached.wait(TURN_WAIT)
-    faults.standin.wait_for(lambda: shows(faults, posted.ts, canonical_answer(DEFAULT_PIECES)), timeout=TURN_WAIT)
+    faults.standin.wait_for(
+        lambda: shows(faults, posted.ts, canonical_answer(DEFAULT_PIECES)), timeout=TURN_WAIT
+    )
 
     faults.stack.restart("turn_send")
     script.released.set()
@@ -81,7 +87,9 @@ def test_killed_after_the_terminal_event_the_answer_shows_once(faults: Faults) -
 
 def test_killed_before_the_slack_post_the_answer_is_posted_once(faults: Faults) -> None:
     faults.standin.set_rate_limit("chat.stopStream", 1, 3600)
-    slack = WebClient(token=faults.stack.function_env["SLACK_BOT_TOKEN"], base_url=faults.standin.api_url)
+    slack = WebClient(
+        token=faults.stack.function_env["SLACK_BOT_TOKEN"], base_url=faults.standin.api_url
+    )
     with contextlib.suppress(SlackApiError):
         slack.chat_stopStream(channel=CHANNEL, ts="1.000000")  # uses up the one call allowed
     started = time.time()
@@ -92,7 +100,9 @@ def test_killed_before_the_slack_post_the_answer_is_posted_once(faults: Faults) 
         return any(call.status_code == 429 and call.at >= started for call in calls)
 
     faults.standin.wait_for(refused_stop, timeout=TURN_WAIT)
-    assert getattr(faults.turn(posted.ts), "status", None) == "running"  # the answer is not posted yet
+    assert (
+        getattr(faults.turn(posted.ts), "status", None) == "running"
+    )  # the answer is not posted yet
 
     faults.stack.restart("turn_send")
     faults.standin.clear_rate_limit("chat.stopStream")
@@ -107,8 +117,12 @@ def test_stream_follow_killed_while_following_the_answer_shows_once(faults: Faul
     pieces.insert(3, ToolCall("call-long", "long_tool", seconds=1.0))
     faults.agent.use(Script(pieces=pieces, gap=1.0))
     posted = faults.say("stream_follow killed")
-    faults.standin.wait_for(lambda: len(faults.agent.calls("SubscribeToTask")) >= 1, timeout=TURN_WAIT)
-    faults.standin.wait_for(lambda: "Part 5" in read_reply(faults.bot_messages(posted.ts)).answer, timeout=TURN_WAIT)
+    faults.standin.wait_for(
+        lambda: len(faults.agent.calls("SubscribeToTask")) >= 1, timeout=TURN_WAIT
+    )
+    faults.standin.wait_for(
+        lambda: "Part 5" in read_reply(faults.bot_messages(posted.ts)).answer, timeout=TURN_WAIT
+    )
 
     faults.stack.restart("stream_follow")
 

@@ -7,7 +7,9 @@ from tests.faults.agent import Piece, Script, Text, ToolCall
 from .conftest import FOLLOW_BUDGET, Faults, expected_reply, read_reply
 
 
-def test_a_task_outliving_three_deadlines_is_followed_to_its_end_with_each_part_once(faults: Faults) -> None:
+def test_a_task_outliving_three_deadlines_is_followed_to_its_end_with_each_part_once(
+    faults: Faults,
+) -> None:
     pieces: list[Piece] = [Text(f"Part {n} of the long answer. ") for n in range(1, 13)]
     pieces.insert(3, ToolCall("call-slow", "slow_tool", seconds=FOLLOW_BUDGET + 1))
     faults.agent.use(Script(pieces=pieces, gap=1.0))  # about 3.5 budgets long

@@ -11,11 +11,15 @@ from .conftest import BUSY_NOTICE, TURN_WAIT, Faults, expected_reply, read_reply
 
 
 def test_five_messages_at_once_reach_the_agent_one_at_a_time_in_order(faults: Faults) -> None:
-    script = faults.agent.use(Script(hold_send_after=2))  # the first turn runs until all five are in
+    script = faults.agent.use(
+        Script(hold_send_after=2)
+    )  # the first turn runs until all five are in
     first = faults.say("message 1 of 5")
     assert script.reached.wait(TURN_WAIT)
     with ThreadPoolExecutor(4) as pool:  # the other four at once, while the first runs
-        others = list(pool.map(lambda n: faults.say(f"message {n} of 5", thread_ts=first.ts), range(2, 6)))
+        others = list(
+            pool.map(lambda n: faults.say(f"message {n} of 5", thread_ts=first.ts), range(2, 6))
+        )
     others.sort(key=lambda posted: float(posted.ts))
     script.released.set()
 

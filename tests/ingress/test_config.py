@@ -51,18 +51,32 @@ def test_the_documented_shape_loads() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("agentBackend: demo", "agentBackend: dmeo"), "bindings[0].agentBackend: no agentBackend named 'dmeo'"),
-        (("{userId: kourier}", "{}"), "bindings[0].identity: set exactly one of userId or tokenSecretRef"),
-        (("timeout: 15m", "timeout: soon"), "bindings[0].interactions.questions.timeout: 'soon' is not a duration"),
+        (
+            ("agentBackend: demo", "agentBackend: dmeo"),
+            "bindings[0].agentBackend: no agentBackend named 'dmeo'",
+        ),
+        (
+            ("{userId: kourier}", "{}"),
+            "bindings[0].identity: set exactly one of userId or tokenSecretRef",
+        ),
+        (
+            ("timeout: 15m", "timeout: soon"),
+            "bindings[0].interactions.questions.timeout: 'soon' is not a duration",
+        ),
         (("url: http://127", "url: ftp://127"), "agentBackends[0].url"),
         (("agent: k8s-agent", "agent: ''"), "dialect kagent-v1 needs both namespace and agent"),
         (("channels: [C0OPS]", "channels: [C0123456789]"), "channel C0123456789 is bound twice"),
-        (("approvers: [U0123456789]", "approvers: []"), "bindings[0].interactions.toolApprovals.approvers"),
+        (
+            ("approvers: [U0123456789]", "approvers: []"),
+            "bindings[0].interactions.toolApprovals.approvers",
+        ),
         (("platform: slack", "platform: teams"), "bindings[0].platform"),
         (("    headers: {X-Team: sre}", "    hedaers: {X-Team: sre}"), "agentBackends[0].hedaers"),
     ],
 )
-def test_a_bad_file_fails_with_a_message_naming_the_field(change: tuple[str, str], message: str) -> None:
+def test_a_bad_file_fails_with_a_message_naming_the_field(
+    change: tuple[str, str], message: str
+) -> None:
     with pytest.raises(ConfigError) as error:
         parse_config(GOOD.replace(*change, 1), source="kourier.yaml")
     assert str(error.value).startswith("kourier.yaml: ")

@@ -12,14 +12,30 @@ BOT = "U0KOURIER"
 
 
 def envelope(**event: Any) -> dict[str, Any]:
-    base = {"type": "app_mention", "user": "U0ALICE", "channel": "C1", "ts": "100.1", "text": f"<@{BOT}> hi"}
-    return {"type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event": {**base, **event}}
+    base = {
+        "type": "app_mention",
+        "user": "U0ALICE",
+        "channel": "C1",
+        "ts": "100.1",
+        "text": f"<@{BOT}> hi",
+    }
+    return {
+        "type": "event_callback",
+        "team_id": "T1",
+        "event_id": "Ev1",
+        "event": {**base, **event},
+    }
 
 
 def test_a_mention_is_a_message_with_the_mention_removed() -> None:
     message = read_message(envelope(), BOT)
     assert message is not None
-    assert (message.channel, message.ts, message.thread_ts, message.user) == ("C1", "100.1", "100.1", "U0ALICE")
+    assert (message.channel, message.ts, message.thread_ts, message.user) == (
+        "C1",
+        "100.1",
+        "100.1",
+        "U0ALICE",
+    )
     assert message.text == "hi"
     assert message.mentions_bot
     assert message.message_key == "C1-100.1" and message.thread_key == "C1-100.1"
@@ -51,7 +67,15 @@ def test_the_message_twin_of_a_mention_has_the_same_identity() -> None:
         {"type": "reaction_added"},
         {"user": None},
     ],
-    ids=["our own bot", "another bot", "an edit", "a deletion", "a bot message", "another event", "no user"],
+    ids=[
+        "our own bot",
+        "another bot",
+        "an edit",
+        "a deletion",
+        "a bot message",
+        "another event",
+        "no user",
+    ],
 )
 def test_events_that_are_not_a_persons_message_are_ignored(event: dict[str, Any]) -> None:
     assert read_message(envelope(**event), BOT) is None

@@ -15,7 +15,6 @@ from local.slack_standin import SlackStandin, StandinProcess
 from local.stack import Stack
 from shared.slack.web import web_client
 from shared.store import TURNS
-
 from tests.replies.support import BOT_TOKEN, CHANNEL, STACK_PORTS, STANDIN_PORT
 
 

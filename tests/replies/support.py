@@ -79,7 +79,9 @@ def cards(messages: Iterable[Message]) -> list[tuple[str, str, str]]:
     found = []
     for message in messages:
         for card in message.tasks:
-            found.append((card.id, card.title, "unfinished" if card.left_unfinished else card.status))
+            found.append(
+                (card.id, card.title, "unfinished" if card.left_unfinished else card.status)
+            )
         for block in message.blocks:
             if block["type"] == "task_card":
                 found.append((block["task_id"], block["title"], block["status"]))

@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.slack.markdown import MarkdownStream, cut_point, open_code_block, seam, to_slack_markdown
+from shared.slack.markdown import (
+    MarkdownStream,
+    cut_point,
+    open_code_block,
+    seam,
+    to_slack_markdown,
+)
 
 TABLE = "| Name | Words |\n|:-----|------:|\n| short | 2 |\n| a longer name | 12 |\n"
 TABLE_AS_CODE = (
@@ -19,28 +25,32 @@ TABLE_AS_CODE = (
 
 # Lines that exercise every decision: tables, fences of both kinds, pipes and
 # backticks that are neither, indentation, blank lines.
-LINES = st.sampled_from([
-    "plain text with a | pipe",
-    "| a | b |",
-    "|---|---|",
-    "| 1 | 2 |",
-    "```",
-    "```python",
-    "~~~",
-    "`inline` code",
-    "```not a fence```",
-    "    | indented, not a table",
-    "  ```",
-    "# Heading",
-    "![a chart](https://example.com/chart.png)",
-    "",
-])
+LINES = st.sampled_from(
+    [
+        "plain text with a | pipe",
+        "| a | b |",
+        "|---|---|",
+        "| 1 | 2 |",
+        "```",
+        "```python",
+        "~~~",
+        "`inline` code",
+        "```not a fence```",
+        "    | indented, not a table",
+        "  ```",
+        "# Heading",
+        "![a chart](https://example.com/chart.png)",
+        "",
+    ]
+)
 
 
 def test_a_table_becomes_an_aligned_code_block_and_the_rest_is_kept() -> None:
     text = f"# Results\nThe counts:\n{TABLE}That is all | really."
 
-    assert to_slack_markdown(text) == f"# Results\nThe counts:\n{TABLE_AS_CODE}That is all | really."
+    assert (
+        to_slack_markdown(text) == f"# Results\nThe counts:\n{TABLE_AS_CODE}That is all | really."
+    )
 
 
 def test_nothing_inside_a_code_block_is_rewritten() -> None:

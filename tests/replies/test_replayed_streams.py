@@ -23,7 +23,9 @@ from tests.replies.support import bot_replies, cards, joined_answer
 
 STREAMS = Path(__file__).resolve().parents[1] / "data" / "a2a_streams"
 # The turns that end in a pause (the -confirm recordings) belong to the questions and approvals work.
-RECORDED_TURNS = sorted(path for path in STREAMS.glob("*-send.jsonl") if "-confirm-" not in path.name)
+RECORDED_TURNS = sorted(
+    path for path in STREAMS.glob("*-send.jsonl") if "-confirm-" not in path.name
+)
 TURN_WAIT = 90.0
 
 pytestmark = pytest.mark.emulators
@@ -45,7 +47,10 @@ def test_every_kind_of_peer_is_recorded() -> None:
 
 @pytest.mark.parametrize("path", RECORDED_TURNS, ids=lambda path: path.stem)
 def test_a_replayed_stream_shows_each_step_once_and_the_answer_once(
-    path: Path, replay: ReplayAgent, stack_standin: SlackStandin, turns: firestore.CollectionReference
+    path: Path,
+    replay: ReplayAgent,
+    stack_standin: SlackStandin,
+    turns: firestore.CollectionReference,
 ) -> None:
     recording = replay.play(Recording.load(path))
     channel = REPLAY_CHANNELS[recording.version]
@@ -60,7 +65,9 @@ def test_a_replayed_stream_shows_each_step_once_and_the_answer_once(
     [reply] = messages
     assert reply.stream == "stopped" and not reply.edited
     assert joined_answer(messages) == to_slack_markdown(recording.answer())
-    assert cards(messages) == [(call_id, name, "complete") for call_id, name in recording.tool_calls()]
+    assert cards(messages) == [
+        (call_id, name, "complete") for call_id, name in recording.tool_calls()
+    ]
     methods = [call.method for call in stack_standin.calls() if posted.ts in call.params.values()]
     assert methods[0] == "assistant.threads.setStatus", "the status showed before the answer"
     assert [request["method"] for request in replay.received[-2:]] == [

@@ -32,13 +32,17 @@ from tests.replies.support import (
 FAST = ReplyLimits(stream_interval=0.05, update_interval=1.0)
 
 
-def new_reply(slack: WebClient, thread_ts: str, limits: ReplyLimits = FAST, person: bool = True) -> ThreadReply:
+def new_reply(
+    slack: WebClient, thread_ts: str, limits: ReplyLimits = FAST, person: bool = True
+) -> ThreadReply:
     """A reply to Alice (or, without ``person``, to no one: a turn an alert started)."""
     user, team = ("U0ALICE", "T0KOURIER") if person else (None, None)
     return ThreadReply(slack, CHANNEL, thread_ts, user, team, limits)
 
 
-def play(reply: ThreadReply, assembler: ReplyAssembler, events: Iterable[StreamEvent], pause: float = 0.0) -> None:
+def play(
+    reply: ThreadReply, assembler: ReplyAssembler, events: Iterable[StreamEvent], pause: float = 0.0
+) -> None:
     """Show each event's changes, as the turn engine does."""
     for event in events:
         reply.show(assembler.feed(event))
@@ -58,12 +62,16 @@ def test_a_streamed_answer_shows_its_text_once_and_each_step_once(
     reply.working()
     assert standin.thread_status(CHANNEL, thread_ts) is not None
 
-    play(reply, assembler, [
-        chunk("answer", text("Let me look. ")),
-        chunk("answer", call("call-1", "search", {"q": "weather"}), append=True),
-        chunk("answer", result("call-1", "search", {"sunny": True}), append=True),
-        chunk("answer", text("It is **sunny**."), append=True),
-    ])
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", text("Let me look. ")),
+            chunk("answer", call("call-1", "search", {"q": "weather"}), append=True),
+            chunk("answer", result("call-1", "search", {"sunny": True}), append=True),
+            chunk("answer", text("It is **sunny**."), append=True),
+        ],
+    )
     reply.show(assembler.finish())
     reply.finish()
 
@@ -87,7 +95,9 @@ def test_an_answer_streamed_longer_than_the_rollover_limit_arrives_whole_in_orde
     answer = "".join(before + code + after)
 
     play(reply, assembler, [chunk("answer", text(before[0]))])
-    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in before[1:] + code])
+    play(
+        reply, assembler, [chunk("answer", text(piece), append=True) for piece in before[1:] + code]
+    )
     play(reply, assembler, [chunk("answer", call("call-1", "build"), append=True)])
     time.sleep(1.5)  # past the limit, inside the code block, with a step running
     play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in after[:3]])
@@ -153,12 +163,20 @@ def test_a_stream_slack_already_cut_continues_in_a_new_message(
     assembler = ReplyAssembler()
     first, second = "".join(lines(3)), "".join(lines(3, "later"))
 
-    play(reply, assembler, [chunk("answer", text(first)), chunk("answer", call("call-1", "wait"), append=True)])
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text(first)), chunk("answer", call("call-1", "wait"), append=True)],
+    )
     time.sleep(1.5)
-    play(reply, assembler, [
-        chunk("answer", text(second), append=True),
-        chunk("answer", result("call-1", "wait"), append=True),
-    ])
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", text(second), append=True),
+            chunk("answer", result("call-1", "wait"), append=True),
+        ],
+    )
     reply.finish()
 
     messages = bot_replies(standin, thread_ts)
@@ -174,17 +192,31 @@ def test_text_already_shown_that_changes_is_edited_in_place_and_later_steps_are_
     reply = new_reply(slack, thread_ts)
     assembler = ReplyAssembler()
 
-    play(reply, assembler, [
-        chunk("answer", call("call-1", "search"), text("A draft that the agent ")),
-        chunk("answer", result("call-1", "search"), append=True),
-        chunk("answer", text("will take back."), append=True),
-    ], pause=0.1)
-    play(reply, assembler, [
-        chunk("answer", call("call-1", "search"), result("call-1", "search"), text("The final answer.")),
-        chunk("other", call("call-2", "fetch")),
-        chunk("answer", text(" More after the fetch."), append=True),
-        chunk("other", result("call-2", "fetch", {"error": "timed out"}), append=True),
-    ])
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", call("call-1", "search"), text("A draft that the agent ")),
+            chunk("answer", result("call-1", "search"), append=True),
+            chunk("answer", text("will take back."), append=True),
+        ],
+        pause=0.1,
+    )
+    play(
+        reply,
+        assembler,
+        [
+            chunk(
+                "answer",
+                call("call-1", "search"),
+                result("call-1", "search"),
+                text("The final answer."),
+            ),
+            chunk("other", call("call-2", "fetch")),
+            chunk("answer", text(" More after the fetch."), append=True),
+            chunk("other", result("call-2", "fetch", {"error": "timed out"}), append=True),
+        ],
+    )
     reply.show(assembler.finish())
     reply.finish()
 
@@ -207,11 +239,31 @@ def test_where_no_stream_can_start_the_reply_is_posted_and_edited_at_most_once_a
     started = time.monotonic()
 
     play(reply, assembler, [chunk("answer", text(pieces[0]))])
-    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[1:20]], pause=0.05)
-    play(reply, assembler, [chunk("answer", call("call-1", "lookup", {"id": 7}), append=True)], pause=0.05)
-    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[20:40]], pause=0.05)
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text(piece), append=True) for piece in pieces[1:20]],
+        pause=0.05,
+    )
+    play(
+        reply,
+        assembler,
+        [chunk("answer", call("call-1", "lookup", {"id": 7}), append=True)],
+        pause=0.05,
+    )
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text(piece), append=True) for piece in pieces[20:40]],
+        pause=0.05,
+    )
     play(reply, assembler, [chunk("answer", result("call-1", "lookup", {"found": 1}), append=True)])
-    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[40:]], pause=0.05)
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text(piece), append=True) for piece in pieces[40:]],
+        pause=0.05,
+    )
     reply.show(assembler.finish())
     reply.finish()
     elapsed = time.monotonic() - started
@@ -231,21 +283,37 @@ def test_rate_limited_calls_wait_for_retry_after_and_lose_or_reorder_nothing(
     standin: SlackStandin, slack: WebClient, thread_ts: str
 ) -> None:
     standin.set_rate_limit("chat.appendStream", 1, 1.0)
-    reply = new_reply(slack, thread_ts, ReplyLimits())  # appends every 0.6 s: every other one is refused
+    reply = new_reply(
+        slack, thread_ts, ReplyLimits()
+    )  # appends every 0.6 s: every other one is refused
     assembler = ReplyAssembler()
     pieces = lines(30)
 
     play(reply, assembler, [chunk("answer", text(pieces[0]))])
-    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[1:15]], pause=0.1)
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text(piece), append=True) for piece in pieces[1:15]],
+        pause=0.1,
+    )
     play(reply, assembler, [chunk("answer", call("call-1", "sum"), append=True)], pause=0.1)
     play(reply, assembler, [chunk("answer", result("call-1", "sum"), append=True)], pause=0.1)
-    play(reply, assembler, [chunk("answer", text(piece), append=True) for piece in pieces[15:]], pause=0.1)
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text(piece), append=True) for piece in pieces[15:]],
+        pause=0.1,
+    )
     reply.finish()
 
     [message] = bot_replies(standin, thread_ts)
     assert shown_text(message) == "".join(pieces)
     assert final_cards([message]) == {"call-1": "complete"}
-    streaming = [call for call in standin.calls() if call.method.startswith("chat.") and "Stream" in call.method]
+    streaming = [
+        call
+        for call in standin.calls()
+        if call.method.startswith("chat.") and "Stream" in call.method
+    ]
     assert [call for call in streaming if call.status_code == 429], "Slack answered 429"
     taken = "".join(
         chunk["text"]
@@ -279,21 +347,29 @@ def test_another_function_continues_the_same_streamed_message_from_the_state(
 ) -> None:
     first = new_reply(slack, thread_ts)
     assembler = ReplyAssembler()
-    play(first, assembler, [
-        chunk("answer", text("Part one:\n")),
-        chunk("answer", call("call-1", "slow"), append=True),
-        chunk("answer", text("| a | b |\n|---|---|\n| 1 | 2 |\n"), append=True),
-    ])
+    play(
+        first,
+        assembler,
+        [
+            chunk("answer", text("Part one:\n")),
+            chunk("answer", call("call-1", "slow"), append=True),
+            chunk("answer", text("| a | b |\n|---|---|\n| 1 | 2 |\n"), append=True),
+        ],
+    )
     first.suspend()
     state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
 
     second = new_reply(slack, thread_ts)
     second.restore(state["slack"])
     assembler = ReplyAssembler.from_state(state["reply"])
-    play(second, assembler, [
-        chunk("answer", result("call-1", "slow"), append=True),
-        chunk("answer", text("part two."), append=True),
-    ])
+    play(
+        second,
+        assembler,
+        [
+            chunk("answer", result("call-1", "slow"), append=True),
+            chunk("answer", text("part two."), append=True),
+        ],
+    )
     second.finish()
 
     [message] = bot_replies(standin, thread_ts)
@@ -301,14 +377,24 @@ def test_another_function_continues_the_same_streamed_message_from_the_state(
     assert cards([message]) == [("call-1", "slow", "complete")]
 
 
-def test_step_summaries_hide_secrets(standin: SlackStandin, slack: WebClient, thread_ts: str) -> None:
+def test_step_summaries_hide_secrets(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
     reply = new_reply(slack, thread_ts)
     assembler = ReplyAssembler()
 
-    play(reply, assembler, [
-        chunk("answer", call("call-1", "deploy", {"service": "api", "api_key": "k-12345"})),
-        chunk("answer", result("call-1", "deploy", {"log": "used token xoxb-1111-2222-abcdefgh"}), append=True),
-    ])
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", call("call-1", "deploy", {"service": "api", "api_key": "k-12345"})),
+            chunk(
+                "answer",
+                result("call-1", "deploy", {"log": "used token xoxb-1111-2222-abcdefgh"}),
+                append=True,
+            ),
+        ],
+    )
     reply.finish()
 
     [message] = bot_replies(standin, thread_ts)
@@ -323,7 +409,14 @@ def test_an_idle_stream_is_stopped_in_time_and_its_running_step_closes_in_the_ne
     reply = new_reply(slack, thread_ts, ReplyLimits(stream_seconds=1.0, stream_interval=0.05))
     assembler = ReplyAssembler()
 
-    play(reply, assembler, [chunk("answer", text("Building.\n")), chunk("answer", call("call-1", "build"), append=True)])
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", text("Building.\n")),
+            chunk("answer", call("call-1", "build"), append=True),
+        ],
+    )
     [first] = standin.wait_for(
         lambda: [m for m in bot_replies(standin, thread_ts) if m.stream == "stopped"], timeout=30
     )
