@@ -99,6 +99,7 @@ def _take_message(store: Store, message: ChatMessage) -> None:
             ts=message.ts,
             user=message.user,
             text=message.text,
+            mentioned=message.mentions_bot,
         )
     )
     if turn.status == "received":

@@ -57,6 +57,10 @@ class Turn:
     ts: str
     user: str
     text: str
+    mentioned: bool = False
+    """The message mentioned Agent Kourier; otherwise its text is untrusted data.
+
+    False for a turn stored before the field existed: unknown text is untrusted."""
     status: TurnStatus = "received"
     outcome: str | None = None
     task_id: str | None = None

@@ -687,7 +687,7 @@ class TurnRun:
         actor = actor_for(self.store, self.turn.user)
         return OutgoingMessage(
             message_id=self.turn.message_id,
-            text=turn_text(actor, self.turn.text),
+            text=turn_text(actor, self.turn.text, mentioned=self.turn.mentioned),
             context_id=self.session.context_id,
             actor=actor,
         )

@@ -7,10 +7,14 @@ from datetime import timedelta
 from slack_sdk.errors import SlackApiError
 
 from shared.core.model import Actor
+from shared.core.untrusted import untrusted_block
 from shared.slack.web import slack_client
 from shared.store import Store
 
 _KEEP = timedelta(days=1)
+
+THREAD_REPLY = "a Slack thread reply that did not mention Agent Kourier"
+"""The source named by the untrusted-data block around such a reply."""
 
 
 def actor_for(store: Store, user_id: str) -> Actor:
@@ -30,8 +34,13 @@ def actor_for(store: Store, user_id: str) -> Actor:
     return Actor(id=user_id, name=profile.get("name"), email=profile.get("email"))
 
 
-def turn_text(actor: Actor, text: str) -> str:
-    """The text of a turn a person wrote: the ``[Slack: Name (U123) <email>]`` line, then theirs."""
+def turn_text(actor: Actor, text: str, *, mentioned: bool) -> str:
+    """The text of a turn a person wrote: the ``[Slack: Name (U123) <email>]`` line, then theirs.
+
+    A reply that did not mention Agent Kourier follows the line inside an
+    untrusted-data block (contract, What Agent Kourier sends).
+    """
     who = actor.name or actor.id
     email = f" <{actor.email}>" if actor.email else ""
-    return f"[Slack: {who} ({actor.id}){email}]\n{text}"
+    body = text if mentioned else untrusted_block(THREAD_REPLY, text)
+    return f"[Slack: {who} ({actor.id}){email}]\n{body}"
