@@ -197,12 +197,22 @@ class Store:
         raise RuntimeError(f"session {session_id} kept changing under us")
 
     def renew_lease(self, session_id: str, turn_id: str, lease: timedelta) -> None:
-        """Extend the claim of the turn being carried (nothing if it moved on)."""
+        """Extend the claim of the turn being carried to at least ``lease`` from now.
+
+        A renewal never shortens a lease: a turn that waits on a question or
+        a long backoff holds its session until its timer is due (plus a
+        lease), and a checkpoint written meanwhile must not hand it to the
+        sweep before then. Nothing is written if the turn moved on, or if
+        the lease already runs longer.
+        """
 
         def renew(current: Session | None) -> Session | None:
             if current is None or current.active_turn != turn_id:
                 return None
-            current.lease_until = now() + lease
+            until = now() + lease
+            if current.lease_until is not None and current.lease_until >= until:
+                return None
+            current.lease_until = until
             return current
 
         self.change_session(session_id, renew)

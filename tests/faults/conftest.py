@@ -4,7 +4,9 @@ The five functions run as functions-framework processes on the real
 emulators, as ``kourier up`` runs them, with every delay of the turn engine
 cut to seconds (``TIMINGS``) and the reconcile sweep every
 ``RECONCILE_EVERY`` seconds. The agent runs in this process (``FaultyAgent``)
-and each test sets its ``Script``. Each test starts and ends with the stack
+and each test sets its ``Script``. A second Binding, on ``HITL_CHANNEL``,
+reaches the scripted agent that pauses for people (``HitlAgent``), with
+questions and approvals that wait longer than a lease. Each test starts and ends with the stack
 quiet: no turn waiting or running. Ports are this suite's, 24000-24999.
 """
 
@@ -36,6 +38,8 @@ from tests.faults.agent import (
     running_agent,
     tool_names,
 )
+from tests.hitl_e2e.agent import HitlAgent
+from tests.hitl_e2e.agent import running_agent as running_hitl_agent
 
 PORTS = StackPorts(
     chat_ingress=24300,
@@ -48,8 +52,12 @@ PORTS = StackPorts(
     emulators=EmulatorPorts().shifted(16000),
 )
 AGENT_PORT = 24320
+HITL_AGENT_PORT = 24321
 CHANNEL = DEMO_CHANNEL
 BINDING = "faults"
+HITL_CHANNEL = "C0FAULTSHITL"
+HITL_BINDING = "faults-hitl"
+APPROVER = "U0ALICE"
 
 FOLLOW_BUDGET = 4.0
 """Seconds a function follows a stream before it hands over."""
@@ -69,6 +77,8 @@ TIMINGS = {
     "KOURIER_INLINE_WAIT_SECONDS": "0.5",
 }
 RECONCILE_EVERY = 1.5
+PAUSE_TIMEOUT = 20.0
+"""How long a prompt waits on ``HITL_CHANNEL``: twice the lease (``FOLLOW_BUDGET + LEASE_MARGIN``)."""
 TURN_WAIT = 90.0
 """How long a test waits for a turn to end: generous, for a loaded machine."""
 
@@ -76,11 +86,20 @@ CONFIG = f"""\
 agentBackends:
   - name: faulty
     url: http://127.0.0.1:{AGENT_PORT}/
+  - name: hitl
+    url: http://127.0.0.1:{HITL_AGENT_PORT}/a2a
 bindings:
   - name: {BINDING}
     channels: [{CHANNEL}]
     agentBackend: faulty
     identity: {{userId: kourier-faults}}
+  - name: {HITL_BINDING}
+    channels: [{HITL_CHANNEL}]
+    agentBackend: hitl
+    identity: {{userId: kourier-faults}}
+    interactions:
+      questions: {{timeout: {PAUSE_TIMEOUT:g}s}}
+      toolApprovals: {{approvers: [{APPROVER}], timeout: {PAUSE_TIMEOUT:g}s}}
 """
 
 
@@ -246,7 +265,15 @@ def agent() -> Iterator[FaultyAgent]:
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory, agent: FaultyAgent) -> Iterator[Stack]:
+def hitl_agent() -> Iterator[HitlAgent]:
+    with running_hitl_agent(HITL_AGENT_PORT) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def stack(
+    tmp_path_factory: pytest.TempPathFactory, agent: FaultyAgent, hitl_agent: HitlAgent
+) -> Iterator[Stack]:
     state_dir = tmp_path_factory.mktemp("faults")
     config = state_dir / "kourier.yaml"
     config.write_text(CONFIG)
