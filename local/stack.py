@@ -29,7 +29,8 @@ VENV_BIN = Path(sys.executable).parent
 
 FUNCTIONS = ("chat_ingress", "turn_send", "stream_follow", "reconcile", "timeout")
 DEMO_CHANNEL = "C0123456789"
-DEMO_APPROVER = "U0123456789"
+DEMO_APPROVER = "U0ALICE"
+"""The stand-in's default user, an approver of the demo binding (its other user, U0BOB, is not)."""
 DEFAULT_SIGNING_SECRET = "local-signing-secret"
 DEFAULT_BOT_TOKEN = "xoxb-local-kourier"
 

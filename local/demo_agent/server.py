@@ -1,69 +1,60 @@
-"""The demo A2A agent: the default agent of the local stack and a peer for tests.
+"""The demo agent's server: the a2a-sdk application, its card, its executor, its front door.
 
-Theory of operation: the agent is an a2a-sdk 1.3.0 server that speaks A2A 1.0
-and, through the SDK's compatibility mode, 0.3 on one JSON-RPC endpoint. The
-SDK does the protocol work (task store, GetTask, SubscribeToTask, CancelTask,
-ListTasks); this module adds an executor that answers each user message with
-a task whose single artifact is streamed in appended chunks, a short pause
-apart. Between the chunks it makes one tool call, ``count_words``, written the
-way ADK's newer converter writes tool parts: data parts tagged
-``adk_type: function_call`` / ``function_response`` in the artifact stream.
-The answer quotes the message (without Kourier's "[Slack: ...]" first line)
-and names its turn within the context, counted per contextId in memory, so a
-follow-up is visibly a continuation. "long N" in the text makes the tool run
-for N seconds, with a working status update every few seconds as a heartbeat.
-An ASGI middleware records every request (method, params, headers) so tests
-can read what the agent received at ``GET /_demo/received``.
+Theory of operation: an a2a-sdk 1.3.0 server that speaks A2A 1.0 and,
+through the SDK's compatibility mode, 0.3 on one JSON-RPC endpoint. The SDK
+does the protocol work (task store, GetTask, SubscribeToTask, CancelTask,
+ListTasks). The executor answers a new turn with the behaviour its text
+asks for (``behaviours.BEHAVIOURS``) and a send to a paused task with the
+pause's ``Resume``. An ASGI middleware in front of the SDK records every
+request (method, params, headers), so tests can read what the agent received
+at ``GET /_demo/received``, and answers a send with a JSON-RPC error before
+the SDK sees it where the agent refuses it: an answer that does not fit its
+question (-32603, as kagent refuses one), or a behaviour's refusal (busy).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import re
-import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import uvicorn
-from a2a.helpers import new_task_from_user_message, new_text_part
+from a2a.helpers import new_task_from_user_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types.a2a_pb2 import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentSkill,
-    Part,
-    TaskState,
-)
-from google.protobuf import struct_pb2
-from google.protobuf.json_format import ParseDict
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from google.protobuf.json_format import MessageToDict
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from local.demo_agent import hitl
+from local.demo_agent.behaviours import BEHAVIOURS, behaviour_for
+from local.demo_agent.turn import Answer, DemoTurn, Pace, Paused
+
 DEFAULT_PORT = 9101
 DEFAULT_CHUNK_DELAY_SECONDS = 0.3
 HEARTBEAT_SECONDS = 2.0
 RECEIVED_PATH = "/_demo/received"
-TOOL_NAME = "count_words"
+SEND_METHODS = ("SendStreamingMessage", "message/stream", "SendMessage", "message/send")
+INTERNAL_ERROR = -32603
 
 _ACTOR_PREFIX = re.compile(r"^\[[^\]\n]*\]$")
-_LONG_RUN = re.compile(r"\blong\s+(\d+)\b", re.IGNORECASE)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+Refusal = tuple[int, str]
 
 
 def strip_actor_prefix(text: str) -> str:
@@ -80,43 +71,36 @@ def strip_actor_prefix(text: str) -> str:
     return rest if _ACTOR_PREFIX.match(first_line.strip()) else text
 
 
-def long_run_seconds(text: str) -> int:
-    """How long the user asked the tool to run with "long N" (0 if not asked)."""
-    match = _LONG_RUN.search(text)
-    return int(match.group(1)) if match else 0
-
-
-def _tool_part(kind: str, data: dict[str, Any]) -> Part:
-    """A data part tagged the way ADK's A2A converter tags tool calls and results."""
-    return Part(
-        data=ParseDict(data, struct_pb2.Value()),
-        metadata=ParseDict({"adk_type": kind}, struct_pb2.Struct()),
-    )
-
-
-def _quote(text: str) -> str:
-    """The text as a Markdown block quote, or a note that there was none."""
-    lines = text.strip().splitlines() or ["(nothing)"]
-    return "\n".join(f"> {line}" for line in lines)
+def _text_of(message: dict[str, Any]) -> str:
+    """The text parts of a message as JSON (1.0 or 0.3), joined."""
+    parts = message.get("parts") or []
+    return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
 
 
 class DemoAgentExecutor(AgentExecutor):
-    """Answers every user message with a streamed artifact and one tool call."""
+    """Answers each send with the behaviour its text asks for, or resumes a paused task."""
 
-    def __init__(self, chunk_delay: float, heartbeat_seconds: float = HEARTBEAT_SECONDS) -> None:
+    def __init__(
+        self,
+        chunk_delay: float,
+        heartbeat_seconds: float = HEARTBEAT_SECONDS,
+        received: list[dict[str, Any]] | None = None,
+    ) -> None:
         """Creates the executor.
 
         Args:
             chunk_delay: Pause between two streamed events, in seconds.
             heartbeat_seconds: Interval of the working status updates sent
-                while a "long N" tool call runs.
+                while a tool runs.
+            received: The record of every request (a behaviour reads it).
         """
-        self._chunk_delay = chunk_delay
-        self._heartbeat_seconds = heartbeat_seconds
+        self._pace = Pace(chunk_delay, heartbeat_seconds)
+        self._received = received if received is not None else []
         self._turns_by_context: defaultdict[str, int] = defaultdict(int)
+        self._pauses: dict[str, Paused] = {}
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-        """Streams the answer to the user message of ``context`` and completes the task."""
+        """Runs the behaviour the user message asks for, or the answered pause's resume."""
         assert context.message is not None  # The SDK calls execute only for a send.
         task = context.current_task
         if task is None:
@@ -125,69 +109,77 @@ class DemoAgentExecutor(AgentExecutor):
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
 
-        self._turns_by_context[task.context_id] += 1
-        turn = self._turns_by_context[task.context_id]
         written = strip_actor_prefix(context.get_user_input()).strip()
-        word_count = len(written.split())
-        run_seconds = long_run_seconds(written)
-        call_id = f"call-{uuid.uuid4().hex[:12]}"
-        artifact_id = f"answer-{uuid.uuid4().hex[:12]}"
+        paused = self._pauses.pop(task.id, None)
+        if paused is None:
+            self._turns_by_context[task.context_id] += 1
+        behaviour, argument = behaviour_for(written)
+        turn = DemoTurn(
+            updater,
+            written=written,
+            message_id=context.message.message_id,
+            number=self._turns_by_context[task.context_id],
+            argument=argument,
+            hitl_activated=hitl.HITL_EXTENSION in context.requested_extensions,
+            pace=self._pace,
+            received=self._received,
+            pauses=self._pauses,
+        )
+        if paused is None:
+            await behaviour.run(turn)
+        else:
+            message = MessageToDict(context.message)
+            await paused.resume(turn, Answer(written, message, paused.request))
 
-        async def emit(parts: list[Part], *, first: bool = False, last: bool = False) -> None:
-            await updater.add_artifact(
-                parts,
-                artifact_id=artifact_id,
-                name="answer",
-                append=not first,
-                last_chunk=last,
-            )
-            await asyncio.sleep(self._chunk_delay)
+    def refusal(self, request: dict[str, Any]) -> Refusal | None:
+        """The JSON-RPC error a send gets instead of an answer, if any.
 
-        await emit([new_text_part(f"This is turn {turn} in this conversation.")], first=True)
-        await emit([new_text_part(" You wrote:\n\n")])
-        await emit([new_text_part(_quote(written))])
-        await emit([new_text_part("\n\nLet me count its words with a tool.")])
-        tool_call = {"id": call_id, "name": TOOL_NAME, "args": {"text": written}}
-        await emit([_tool_part("function_call", tool_call)])
-        await self._run_tool(updater, run_seconds)
-        tool_result = {"id": call_id, "name": TOOL_NAME, "response": {"words": word_count}}
-        await emit([_tool_part("function_response", tool_result)])
-        words = "word" if word_count == 1 else "words"
-        await emit([new_text_part(f"\n\nYour message has {word_count} {words}.")])
-        await emit([new_text_part(" That is all for this turn.")], last=True)
-        await updater.complete()
-
-    async def _run_tool(self, updater: TaskUpdater, run_seconds: int) -> None:
-        """Waits out the tool's run time, with a working status update as heartbeat."""
-        elapsed = 0.0
-        while elapsed < run_seconds:
-            step = min(self._heartbeat_seconds, run_seconds - elapsed)
-            await asyncio.sleep(step)
-            elapsed += step
-            note = f"{TOOL_NAME} still running: {elapsed:.0f} s of {run_seconds} s"
-            await updater.update_status(
-                TaskState.TASK_STATE_WORKING,
-                message=updater.new_agent_message([new_text_part(note)]),
-            )
+        Args:
+            request: The request as recorded (method, params).
+        """
+        if request.get("method") not in SEND_METHODS:
+            return None
+        message = (request.get("params") or {}).get("message") or {}
+        paused = self._pauses.get(str(message.get("taskId") or ""))
+        if paused is not None:
+            if paused.request is None:
+                return None
+            try:
+                hitl.check_answer(paused.request, message)
+            except hitl.AnswerMismatch as error:
+                return INTERNAL_ERROR, str(error)
+            return None
+        behaviour, argument = behaviour_for(strip_actor_prefix(_text_of(message)))
+        if behaviour.refuse is None:
+            return None
+        code = behaviour.refuse(str(message.get("messageId") or ""), argument)
+        return None if code is None else (code, "The agent is busy; try again later.")
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Marks the task canceled; the SDK then stops the running ``execute``."""
         assert context.task_id is not None and context.context_id is not None
+        self._pauses.pop(context.task_id, None)
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-class RequestRecorder:
-    """ASGI middleware that records every HTTP request the agent receives.
+class FrontDoor:
+    """ASGI middleware: records every HTTP request, and refuses a send the agent refuses.
 
     A request body is read in full, recorded, and replayed to the wrapped
     application; later ``receive`` calls (a client disconnect during a
     stream) go to the server as usual.
     """
 
-    def __init__(self, app: AsgiApp, received: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        app: AsgiApp,
+        received: list[dict[str, Any]],
+        refusal: Callable[[dict[str, Any]], Refusal | None],
+    ) -> None:
         """Wraps ``app``, appending the record of each request to ``received``."""
         self.app = app
         self.received = received
+        self.refusal = refusal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Records an HTTP request, except those to the recorder's own path."""
@@ -200,7 +192,18 @@ class RequestRecorder:
             message = await receive()
             body += message.get("body", b"")
             more_body = message.get("more_body", False)
-        self.received.append(_describe_request(scope, body))
+        record = _describe_request(scope, body)
+        self.received.append(record)
+        refused = self.refusal(record)
+        if refused is not None:
+            code, reason = refused
+            error = {
+                "jsonrpc": "2.0",
+                "id": record["id"],
+                "error": {"code": code, "message": reason},
+            }
+            await JSONResponse(error)(scope, receive, send)
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -237,19 +240,19 @@ def _describe_request(scope: Scope, body: bytes) -> dict[str, Any]:
 
 
 def build_agent_card(base_url: str) -> AgentCard:
-    """The demo agent's card, advertising JSON-RPC for A2A 1.0 and 0.3 at ``base_url``."""
+    """The demo agent's card: JSON-RPC for A2A 1.0 and 0.3 at ``base_url``, kagent's HITL."""
     return AgentCard(
         name="Kourier demo agent",
         description=(
-            "Quotes what you wrote, says which turn of the conversation it is, "
-            "and counts the words with a tool. Say 'long N' to make it work for N seconds."
+            "Quotes what you wrote, says which turn of the conversation it is, and counts "
+            "the words with a tool. Say hello to see what else it can show you."
         ),
-        version="1.0.0",
+        version="2.0.0",
         supported_interfaces=[
             AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base_url, protocol_binding="JSONRPC", protocol_version="0.3"),
         ],
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, extensions=[hitl.card_extension()]),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain", "application/json"],
         skills=[
@@ -258,8 +261,18 @@ def build_agent_card(base_url: str) -> AgentCard:
                 name="Echo and count",
                 description="Quotes the message and counts its words with the count_words tool.",
                 tags=["demo"],
-                examples=["Hello there", "long 30 please"],
-            )
+                examples=["Hello there"],
+            ),
+            *(
+                AgentSkill(
+                    id=behaviour.keywords[0],
+                    name=behaviour.keywords[0],
+                    description=behaviour.shows,
+                    tags=["demo"],
+                    examples=[behaviour.example],
+                )
+                for behaviour in BEHAVIOURS
+            ),
         ],
     )
 
@@ -274,19 +287,18 @@ def build_app(
     Args:
         port: The port the card advertises.
         chunk_delay: Pause between two streamed events, in seconds.
-        heartbeat_seconds: Interval of heartbeats during a "long N" run.
+        heartbeat_seconds: Interval of heartbeats while a tool runs.
 
     Returns:
         The application, with the card at /.well-known/agent-card.json, the
         JSON-RPC endpoint at /, and the request record at /_demo/received.
     """
     card = build_agent_card(f"http://127.0.0.1:{port}/")
-    handler = DefaultRequestHandler(
-        agent_executor=DemoAgentExecutor(chunk_delay, heartbeat_seconds),
-        task_store=InMemoryTaskStore(),
-        agent_card=card,
-    )
     received: list[dict[str, Any]] = []
+    executor = DemoAgentExecutor(chunk_delay, heartbeat_seconds, received)
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
 
     async def serve_received(request: Request) -> Response:
         if request.method == "DELETE":
@@ -299,12 +311,13 @@ def build_app(
         *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
         Route(RECEIVED_PATH, serve_received, methods=["GET", "DELETE"]),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(RequestRecorder, received=received)])
+    front_door = Middleware(FrontDoor, received=received, refusal=executor.refusal)
+    return Starlette(routes=routes, middleware=[front_door])
 
 
 def main() -> None:
     """Runs the demo agent: ``python -m local.demo_agent --port 9101``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="The Kourier demo agent (A2A 1.0 and 0.3).")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument(
         "--chunk-delay",
@@ -314,7 +327,3 @@ def main() -> None:
     )
     args = parser.parse_args()
     uvicorn.run(build_app(args.port, args.chunk_delay), host="127.0.0.1", port=args.port)
-
-
-if __name__ == "__main__":
-    main()
