@@ -75,7 +75,7 @@ def _take_message(store: Store, message: ChatMessage) -> None:
         return
     session_id = session_id_for(binding.name, message)
     session = store.session(session_id)
-    if not message.mentions_bot and session is None:
+    if not message.mentions_bot and session is None and not _joined(store, session_id, message):
         return  # a thread Kourier is not part of
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
@@ -105,6 +105,16 @@ def _take_message(store: Store, message: ChatMessage) -> None:
     if turn.status == "received":
         publish_turn(session_id, turn.id)
         store.set_turn(turn.id, status="waiting")
+
+
+def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:
+    """Whether a mention began Kourier's part in the thread before turn_send made its session.
+
+    The session is created when turn_send claims the first turn, seconds or
+    minutes after the mention was stored; the stored mention already makes
+    the thread Kourier's, so a reply written meanwhile is a turn too.
+    """
+    return message.thread_ts != message.ts and store.has_turns(session_id)
 
 
 def handle_interaction(body: bytes, headers: Mapping[str, str]) -> Reply:

@@ -147,6 +147,13 @@ class Store:
         self._db.collection(TURNS).document(turn_id).update({**fields, "updated_at": now()})
         _wrote(TURNS, turn_id)
 
+    def has_turns(self, session_id: str) -> bool:
+        """Whether any turn of the session is stored (its thread is Kourier's)."""
+        query = self._db.collection(TURNS).where(
+            filter=firestore.FieldFilter("session_id", "==", session_id)
+        )
+        return bool(query.limit(1).get())
+
     def waiting_turns(self, session_id: str) -> list[Turn]:
         """The session's turns not yet carried, oldest first (Slack order)."""
         query = self._db.collection(TURNS).where(
@@ -229,7 +236,7 @@ class Store:
         query = self._db.collection(TURNS).where(
             filter=firestore.FieldFilter("status", "in", ["received", "waiting"])
         )
-        return sorted({str(d.to_dict()["session_id"]) for d in query.stream()})
+        return sorted({str(d.get("session_id")) for d in query.stream()})
 
     # People --------------------------------------------------------------------
 
