@@ -104,7 +104,7 @@ def _take_message(store: Store, message: ChatMessage) -> None:
     )
     if turn.status == "received":
         publish_turn(session_id, turn.id)
-        store.set_turn(turn.id, status="waiting")
+        store.mark_handed_off(turn.id)
 
 
 def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:

@@ -147,6 +147,25 @@ class Store:
         self._db.collection(TURNS).document(turn_id).update({**fields, "updated_at": now()})
         _wrote(TURNS, turn_id)
 
+    def mark_handed_off(self, turn_id: str) -> None:
+        """The turn's trigger is published: a turn still ``received`` now waits.
+
+        Only a received turn changes (under a precondition on the read): the
+        trigger may have been delivered and the turn carried, even to its
+        end, before this write lands, and a finished turn marked waiting
+        again would be carried again.
+        """
+        ref = self._db.collection(TURNS).document(turn_id)
+        snapshot = ref.get()
+        if not snapshot.exists or (snapshot.to_dict() or {}).get("status") != "received":
+            return
+        option = self._db.write_option(last_update_time=snapshot.update_time)
+        try:
+            ref.update({"status": "waiting", "updated_at": now()}, option=option)
+        except FailedPrecondition:
+            return  # changed since it was read: a function has it
+        _wrote(TURNS, turn_id)
+
     def has_turns(self, session_id: str) -> bool:
         """Whether any turn of the session is stored (its thread is Kourier's)."""
         query = self._db.collection(TURNS).where(
