@@ -14,6 +14,12 @@ held, no SubscribeToTask. Every request is recorded with the time it
 arrived, and a send that arrives while a task of its context still runs is
 recorded as an overlap. The server speaks raw HTTP/1.1 (chunked SSE, one
 connection per request) like ``tests.a2a.agents``.
+
+The same agent answers in A2A 0.3 under ``/v03/``: its card there is a 0.3
+card, it takes the 0.3 method names, and every result it writes is spelled
+as 0.3 (``kind``, lower-case states and roles) by ``as_v03``. Tasks are kept
+in 1.0 JSON either way, and requests are recorded under their 1.0 method
+names with the version they came in.
 """
 
 from __future__ import annotations
@@ -94,18 +100,38 @@ class Script:
     """Card requests wait until ``released`` is set."""
     can_subscribe: bool = True
     """Whether SubscribeToTask is implemented (else JSON-RPC -32601)."""
+    close_send_after: int | None = None
+    """The send's stream ends normally after this many events (the task runs on)."""
+    foreign: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    """Results the send's stream carries before its event of this index (at its end, for an
+    index past the last), besides the task's own: another task's events, Messages. The task
+    does not keep them."""
+    first_answer: list[dict[str, Any]] | None = None
+    """The first send of each messageId is answered with these results alone, and not taken."""
     reached: threading.Event = field(default_factory=threading.Event)
     """Set when a held request is being held."""
     released: threading.Event = field(default_factory=threading.Event)
 
 
+V03_PATH = "/v03/"
+"""Where the agent speaks A2A 0.3."""
+
+_V03_METHODS = {
+    "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask",
+    "tasks/resubscribe": "SubscribeToTask",
+    "tasks/cancel": "CancelTask",
+}
+
+
 @dataclass
 class Received:
-    """One JSON-RPC request the agent received."""
+    """One JSON-RPC request the agent received (its method by the 1.0 name)."""
 
     method: str
     params: dict[str, Any]
     at: float
+    version: str = "1.0"
 
     @property
     def message(self) -> dict[str, Any]:
@@ -169,8 +195,21 @@ class FaultyAgent:
         """The agent's endpoint."""
         return f"http://127.0.0.1:{self.port}/"
 
-    def card(self) -> dict[str, Any]:
-        """A well-formed A2A 1.0 card."""
+    def card(self, version: str = "1.0") -> dict[str, Any]:
+        """A well-formed card of A2A ``version`` (1.0 or 0.3)."""
+        if version == "0.3":
+            return {
+                "name": "faulty",
+                "description": "misbehaves on purpose, in A2A 0.3",
+                "version": "1",
+                "url": self.url.rstrip("/") + V03_PATH,
+                "protocolVersion": "0.3.0",
+                "preferredTransport": "JSONRPC",
+                "capabilities": {"streaming": True},
+                "defaultInputModes": ["text"],
+                "defaultOutputModes": ["text"],
+                "skills": [],
+            }
         return {
             "name": "faulty",
             "description": "misbehaves on purpose",
@@ -229,12 +268,14 @@ class FaultyAgent:
             if script.hold_card:
                 script.reached.set()
                 script.released.wait()
-            exchange.json(self.card())
+            exchange.json(self.card(exchange.version))
             return
         body = exchange.body if isinstance(exchange.body, dict) else {}
         method, params = str(body.get("method")), dict(body.get("params") or {})
+        if exchange.version == "0.3":
+            method = _V03_METHODS.get(method, method)
         with self._lock:
-            self.received.append(Received(method, params, time.time()))
+            self.received.append(Received(method, params, time.time(), exchange.version))
         answer = {
             "SendStreamingMessage": self._send,
             "SubscribeToTask": self._subscribe,
@@ -260,13 +301,25 @@ class FaultyAgent:
         if time.time() - first_at < script.busy_for:
             exchange.json(_error(-32004, "busy"))
             return
+        if script.first_answer is not None and seen == 1:
+            if exchange.start_stream() and all(
+                map(exchange.event, map(_result, script.first_answer))
+            ):
+                exchange.end()
+            return
         task = self._start_task(message, script)
         if script.taken_then_dropped and seen == 1:
             exchange.drop()
             return
         if not exchange.start_stream():
             return
+        index = 0
         for index, event in enumerate(self._events(task, 0)):
+            if not all(map(exchange.event, map(_result, script.foreign.get(index, [])))):
+                return
+            if script.close_send_after == index:
+                exchange.end()
+                return
             if script.drop_send_after == index:
                 exchange.drop()
                 return
@@ -275,6 +328,9 @@ class FaultyAgent:
                 script.released.wait()
             if not exchange.event(event):
                 return
+        past = [frame for at, frames in script.foreign.items() if at > index for frame in frames]
+        if not all(map(exchange.event, map(_result, past))):
+            return
         if script.hold_send_after == len(task.log):
             script.reached.set()
             script.released.wait()
@@ -406,6 +462,96 @@ def _stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
+def other_task(
+    state: str, text: str, task_id: str = "task-other", context_id: str = "ctx-other"
+) -> dict[str, Any]:
+    """A full Task of another task than the send's, with ``text`` in an artifact (1.0 JSON)."""
+    return {
+        "task": {
+            "id": task_id,
+            "contextId": context_id,
+            "status": {"state": state, "timestamp": _stamp()},
+            "artifacts": [{"artifactId": "other", "parts": [{"text": text}]}],
+        }
+    }
+
+
+def other_status(
+    state: str, task_id: str = "task-other", context_id: str = "ctx-other"
+) -> dict[str, Any]:
+    """A status update of another task than the send's (1.0 JSON)."""
+    status = {"state": state, "timestamp": _stamp()}
+    return {"statusUpdate": {"taskId": task_id, "contextId": context_id, "status": status}}
+
+
+def message(
+    role: str, text: str, task_id: str | None = None, context_id: str | None = None
+) -> dict[str, Any]:
+    """A Message result (1.0 JSON; ``role`` ROLE_AGENT or ROLE_USER)."""
+    wire: dict[str, Any] = {"role": role, "parts": [{"text": text}], "messageId": f"m-{text[:8]}"}
+    if task_id:
+        wire["taskId"] = task_id
+    if context_id:
+        wire["contextId"] = context_id
+    return {"message": wire}
+
+
+def as_v03(result: Any) -> Any:
+    """A 1.0 result (a stream result, or GetTask's task) spelled as A2A 0.3."""
+    if not isinstance(result, dict):
+        return result
+    for wrapper, kind in (
+        ("task", "task"),
+        ("statusUpdate", "status-update"),
+        ("artifactUpdate", "artifact-update"),
+        ("message", "message"),
+    ):
+        if isinstance(result.get(wrapper), dict) and len(result) == 1:
+            return _v03_object(kind, result[wrapper])
+    if "status" in result and "id" in result:
+        return _v03_object("task", result)
+    return result
+
+
+def _v03_object(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    converted: dict[str, Any] = {"kind": kind, **obj}
+    if "status" in obj:
+        converted["status"] = _v03_status(obj["status"])
+    if kind == "status-update":
+        state = converted["status"]["state"]
+        converted["final"] = state not in ("submitted", "working")
+    if "artifact" in obj:
+        converted["artifact"] = _v03_artifact(obj["artifact"])
+    if "artifacts" in obj:
+        converted["artifacts"] = [_v03_artifact(a) for a in obj["artifacts"]]
+    if "history" in obj:
+        converted["history"] = [_v03_object("message", m) for m in obj["history"]]
+    if kind == "message":
+        if "role" in obj:
+            converted["role"] = str(obj["role"]).lower().removeprefix("role_")
+        converted["parts"] = [_v03_part(p) for p in obj.get("parts", [])]
+    return converted
+
+
+def _v03_status(status: dict[str, Any]) -> dict[str, Any]:
+    converted = {**status}
+    converted["state"] = str(status["state"]).lower().removeprefix("task_state_").replace("_", "-")
+    if isinstance(status.get("message"), dict):
+        converted["message"] = _v03_object("message", status["message"])
+    return converted
+
+
+def _v03_artifact(artifact: dict[str, Any]) -> dict[str, Any]:
+    return {**artifact, "parts": [_v03_part(p) for p in artifact.get("parts", [])]}
+
+
+def _v03_part(part: dict[str, Any]) -> dict[str, Any]:
+    if "kind" in part:
+        return part
+    kind = "text" if "text" in part else "data" if "data" in part else "file"
+    return {"kind": kind, **part}
+
+
 def _tool_part(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     return {"data": data, "metadata": {"adk_type": kind}}
 
@@ -426,6 +572,7 @@ class Exchange:
         self.verb = handler.command
         self.path = handler.path
         self.body = body
+        self.version = "0.3" if self.path.startswith(V03_PATH) else "1.0"
 
     def status(self, code: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
         """Answer with a status and a body (unless the client has gone)."""
@@ -443,7 +590,9 @@ class Exchange:
             pass
 
     def json(self, obj: Any) -> None:
-        """Answer 200 with a JSON body."""
+        """Answer 200 with a JSON body (a JSON-RPC result spelled for the request's version)."""
+        if self.version == "0.3" and isinstance(obj, dict) and "result" in obj:
+            obj = {**obj, "result": as_v03(obj["result"])}
         self.status(200, {"Content-Type": "application/json"}, json.dumps(obj).encode())
 
     def start_stream(self) -> bool:
@@ -461,7 +610,9 @@ class Exchange:
         return True
 
     def event(self, frame: Any) -> bool:
-        """Send one SSE event; False when the client has gone."""
+        """Send one SSE event (spelled for the request's version); False when the client has gone."""
+        if self.version == "0.3" and isinstance(frame, dict) and "result" in frame:
+            frame = {**frame, "result": as_v03(frame["result"])}
         data = f"data: {json.dumps(frame)}\n\n".encode()
         try:
             self._handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

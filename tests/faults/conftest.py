@@ -31,6 +31,7 @@ from shared.handoff import make_tasks_client
 from shared.settings import Settings
 from shared.store import SESSIONS, TURNS, Store, Turn
 from tests.faults.agent import (
+    V03_PATH,
     FaultyAgent,
     Piece,
     Script,
@@ -58,6 +59,10 @@ BINDING = "faults"
 HITL_CHANNEL = "C0FAULTSHITL"
 HITL_BINDING = "faults-hitl"
 APPROVER = "U0ALICE"
+CHANNEL_03 = "C0FAULTS03"
+BINDING_03 = "faults-03"
+"""The binding whose agent is the same faulty agent speaking A2A 0.3."""
+VERSIONS = {"1.0": (CHANNEL, BINDING), "0.3": (CHANNEL_03, BINDING_03)}
 
 FOLLOW_BUDGET = 4.0
 """Seconds a function follows a stream before it hands over."""
@@ -88,6 +93,8 @@ agentBackends:
     url: http://127.0.0.1:{AGENT_PORT}/
   - name: hitl
     url: http://127.0.0.1:{HITL_AGENT_PORT}/a2a
+  - name: faulty-03
+    url: http://127.0.0.1:{AGENT_PORT}{V03_PATH}
 bindings:
   - name: {BINDING}
     channels: [{CHANNEL}]
@@ -100,6 +107,10 @@ bindings:
     interactions:
       questions: {{timeout: {PAUSE_TIMEOUT:g}s}}
       toolApprovals: {{approvers: [{APPROVER}], timeout: {PAUSE_TIMEOUT:g}s}}
+  - name: {BINDING_03}
+    channels: [{CHANNEL_03}]
+    agentBackend: faulty-03
+    identity: {{userId: kourier-faults}}
 """
 
 
@@ -152,6 +163,8 @@ class Faults:
         self.stack = stack
         self.standin = standin
         self.agent = agent
+        self.channel, self.binding = CHANNEL, BINDING
+        """Where the test writes: the channel of the binding of one A2A version (``VERSIONS``)."""
         emulators = {
             name: stack.function_env[name]
             for name in (
@@ -173,13 +186,13 @@ class Faults:
 
     def say(self, text: str, thread_ts: str | None = None) -> Posted:
         """Alice mentions the bot in the channel (or in a thread)."""
-        posted = self.standin.say(CHANNEL, text, thread_ts=thread_ts)
+        posted = self.standin.say(self.channel, text, thread_ts=thread_ts)
         assert posted.statuses == [200]
         return posted
 
     def bot_messages(self, thread_ts: str) -> list[Message]:
         """The bot's messages in a thread, oldest first."""
-        return [m for m in self.standin.thread(CHANNEL, thread_ts) if m.is_bot]
+        return [m for m in self.standin.thread(self.channel, thread_ts) if m.is_bot]
 
     def wait_until_answered(
         self, thread_ts: str, *message_ts: str, timeout: float = TURN_WAIT
@@ -210,7 +223,7 @@ class Faults:
 
     def turn(self, ts: str) -> Turn | None:
         """The turn of the chat message ``ts``."""
-        return self.store.turn(f"{CHANNEL}-{ts}")
+        return self.store.turn(f"{self.channel}-{ts}")
 
     def message_id(self, ts: str) -> str:
         """The A2A messageId of the chat message ``ts``."""
@@ -221,7 +234,10 @@ class Faults:
     def publish_turn(self, thread_ts: str, ts: str) -> None:
         """Publish a turn's message on the turns topic again, as the ingress did."""
         topic = self._publisher.topic_path(self.settings.project, self.settings.turns_topic)
-        payload = {"session_id": f"{BINDING}-{CHANNEL}-{thread_ts}", "turn_id": f"{CHANNEL}-{ts}"}
+        payload = {
+            "session_id": f"{self.binding}-{self.channel}-{thread_ts}",
+            "turn_id": f"{self.channel}-{ts}",
+        }
         self._publisher.publish(topic, json.dumps(payload).encode()).result(timeout=30)
 
     def quiet(self) -> bool:
@@ -295,6 +311,7 @@ def session_faults(stack: Stack, agent: FaultyAgent) -> Iterator[Faults]:
 def faults(session_faults: Faults) -> Iterator[Faults]:
     """The stack, with a well-behaved agent that forgot earlier tests; left quiet after the test."""
     helper = session_faults
+    helper.channel, helper.binding = CHANNEL, BINDING
     helper.agent.use(Script())
     helper.agent.forget()
     yield helper
@@ -303,6 +320,13 @@ def faults(session_faults: Faults) -> Iterator[Faults]:
     for queue in (helper.settings.follow_queue, helper.settings.timers_queue):
         helper.tasks.resume_queue(name=helper.queue_path(queue))
     helper.standin.wait_for(helper.quiet, timeout=TURN_WAIT)
+
+
+@pytest.fixture(params=list(VERSIONS))
+def either_version(faults: Faults, request: pytest.FixtureRequest) -> Faults:
+    """``faults``, writing in the channel whose agent speaks A2A 1.0, then 0.3."""
+    faults.channel, faults.binding = VERSIONS[request.param]
+    return faults
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
