@@ -32,6 +32,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import structlog
@@ -52,7 +53,7 @@ from shared.a2a.errors import (
 from shared.config import load_config
 from shared.core import notices
 from shared.core.answers import ApprovalLedger, Decision, Denial, answer_message, progress_for
-from shared.core.model import Message, OutgoingMessage, StreamEvent, Task, TaskStatus
+from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskStatus
 from shared.core.outcome import final_notice
 from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.core.reply import ReplyAssembler
@@ -220,7 +221,7 @@ class TurnRun:
                 case Subscribe():
                     task_id = self._task_id()
                     pending.extend(
-                        self._follow(lambda: self.client.subscribe(task_id, until=self.deadline))
+                        self._follow(partial(self.client.subscribe, task_id, until=self.deadline))
                     )
                 case ReadTask():
                     pending.extend(self._read_task())
@@ -285,8 +286,22 @@ class TurnRun:
             )
 
     def _observe(self, event: StreamEvent) -> list[Action]:
-        """Show what an event changes, learn its ids, and tell the machine."""
-        task_id = event.id if isinstance(event, Task) else getattr(event, "task_id", None)
+        """Show what an event changes, learn its ids, and tell the machine.
+
+        An event the machine does not admit (another task's, an ignored
+        Message) is ignored everywhere: nothing of it is shown or learnt.
+        """
+        assert self.machine is not None
+        seen = StreamEventSeen.of(event)
+        if not self.machine.admits(seen):
+            log.info(
+                "a2a_event_ignored",
+                turn=self.turn.id,
+                kind=type(event).__name__,
+                task=seen.task_id,
+                followed=self.machine.state.task_id,
+            )
+            return []
         status = getattr(event, "status", None)
         if status is not None:
             self.status = status
@@ -294,16 +309,7 @@ class TurnRun:
             self.last_snapshot = _fingerprint(event)
         self.reply.show(self.assembler.feed(event))
         self._learn_context(event.context_id)
-        # The assembler knows which Message is the whole turn (contract, Replies).
-        message_reply = isinstance(event, Message) and self.assembler.is_message_reply
-        return self._handle(
-            StreamEventSeen(
-                task_id=task_id,
-                state=status.state if status is not None else None,
-                full_task=isinstance(event, Task),
-                message_reply=message_reply,
-            )
-        )
+        return self._handle(seen)
 
     def _named_task_just_now(self, event: StreamEvent) -> bool:
         assert self.machine is not None

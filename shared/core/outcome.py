@@ -22,19 +22,22 @@ _PATTERNS: tuple[tuple[FailureCategory, re.Pattern[str]], ...] = (
     (
         FailureCategory.CONTEXT_LIMIT,
         re.compile(
-            r"context[ _-]?(length|window|limit)|too many tokens|maximum context|token limit", re.IGNORECASE
+            r"context[ _-]?(length|window|limit)|too many tokens|maximum context|token limit",
+            re.IGNORECASE,
         ),
     ),
     (
         FailureCategory.RATE_LIMIT,
         re.compile(
-            r"rate[ _-]?limit|too many requests|resource[ _-]?exhausted|quota|\b429\b", re.IGNORECASE
+            r"rate[ _-]?limit|too many requests|resource[ _-]?exhausted|quota|\b429\b",
+            re.IGNORECASE,
         ),
     ),
     (
         FailureCategory.AUTHENTICATION,
         re.compile(
-            r"unauthori[sz]ed|authenticat|invalid[ _-]?(api[ _-]?)?key|credential|\b401\b", re.IGNORECASE
+            r"unauthori[sz]ed|authenticat|invalid[ _-]?(api[ _-]?)?key|credential|\b401\b",
+            re.IGNORECASE,
         ),
     ),
     (

@@ -10,6 +10,13 @@ in another function after a restart (it is stored in the turn's checkpoint).
 
 The rules, from the agent contract:
 
+- A turn follows one task. An event of the stream that names another task,
+  and a Message other than the one that is the whole turn (from the agent,
+  naming no task, the first, before any event named a task: so never a
+  reply to an answer, which goes to a task already named), is not the
+  turn's: ``admits`` says so, and it is ignored everywhere. It changes no
+  state, counts as no event of the stream, and the functions neither show
+  it nor learn its contextId.
 - Acceptance is not completion. A stream that ends before its task settles
   is treated as dropped: a second later the task is read with GetTask; still
   running, it is followed with SubscribeToTask, or polled with GetTask
@@ -17,7 +24,7 @@ The rules, from the agent contract:
   close right after a settling status update gets one GetTask at once, taken
   as final.
 - An unknown outcome (5xx or a drop before any event, a stream naming no
-  task) is, after a backoff, looked up with ListTasks on 1.0 when the
+  task, ignored Messages alone) is, after a backoff, looked up with ListTasks on 1.0 when the
   session has a context, and otherwise the same message is sent again with
   the same messageId.
 - Busy (-32004) sends again after a growing, jittered backoff for as long as
@@ -51,7 +58,7 @@ from enum import StrEnum
 from typing import Any
 
 from shared.core import notices
-from shared.core.model import TaskState
+from shared.core.model import Message, Role, StatusUpdate, StreamEvent, Task, TaskState
 
 
 class Phase(StrEnum):
@@ -220,12 +227,23 @@ class Started:
 
 @dataclass(frozen=True)
 class StreamEventSeen:
-    """An event arrived on the open stream."""
+    """An event arrived on the open stream: what the machine reads of it."""
 
     task_id: str | None
     state: TaskState | None
     full_task: bool = False
-    message_reply: bool = False
+    message_role: Role | None = None
+    """For a Message, its role; None for a task event (Task, status or artifact update)."""
+
+    @classmethod
+    def of(cls, event: StreamEvent) -> StreamEventSeen:
+        """What the machine reads of a stream's event."""
+        if isinstance(event, Message):
+            return cls(event.task_id, None, message_role=event.role)
+        if isinstance(event, Task):
+            return cls(event.id or None, event.status.state, full_task=True)
+        state = event.status.state if isinstance(event, StatusUpdate) else None
+        return cls(event.task_id, state)
 
 
 @dataclass(frozen=True)
@@ -300,18 +318,30 @@ class TurnMachine:
                 return self._timer(timer, now)
         raise AssertionError(f"unhandled event {event!r}")
 
+    def admits(self, event: StreamEventSeen) -> bool:
+        """Whether an event of the open stream is this turn's; if not, it is ignored everywhere."""
+        s = self.state
+        if event.message_role is not None:  # only the Message that is the whole turn
+            return (
+                event.message_role is Role.AGENT
+                and event.task_id is None
+                and s.task_id is None
+                and not s.message_reply
+            )
+        return event.task_id is None or s.task_id in (None, event.task_id)
+
     # Streams --------------------------------------------------------------
 
     def _stream_event(self, event: StreamEventSeen, now: float) -> list[Action]:
         s = self.state
-        if s.phase not in (Phase.FOLLOW, Phase.SEND):
+        if s.phase not in (Phase.FOLLOW, Phase.SEND) or not self.admits(event):
             return []
         s.phase = Phase.FOLLOW
         s.events_in_stream += 1
         s.last_sign_of_life = now
         s.stream_lost_at = None
         s.busy_since, s.busy_told = None, False
-        if event.message_reply and s.task_id is None:
+        if event.message_role is not None:
             s.message_reply = True
             return []
         if event.task_id and s.task_id is None:

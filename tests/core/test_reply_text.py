@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from shared.core.model import DataPart, FilePart, Message, Role, StreamEvent, TaskState
 from shared.core.reply import ReplyAssembler, TextAppended, TextReplaced
 from tests.core.reply_builders import (
@@ -121,30 +119,13 @@ def test_a_message_reply_is_the_whole_turn_its_text_parts_joined() -> None:
     reply = Message(Role.AGENT, (text("Hi "), DataPart({"x": 1}), text("there")), message_id="r-1")
     assembler = ReplyAssembler()
     assert assembler.feed(reply) == [TextAppended("Hi there")]
-    assert assembler.is_message_reply
+    assert assembler.answer_text == "Hi there"
 
 
 def test_a_message_reply_with_no_text_leaves_the_answer_empty() -> None:
     assembler = ReplyAssembler()
-    assembler.feed(Message(Role.AGENT, (), message_id="r-1"))
-    assert assembler.is_message_reply and assembler.answer_text == ""
-
-
-def test_any_other_message_is_ignored() -> None:
-    naming_a_task = Message(Role.AGENT, (text("x"),), message_id="r-1", task_id="task-1")
-    from_the_user = Message(Role.USER, (text("x"),), message_id="r-2")
-    for message in (naming_a_task, from_the_user):
-        assembler = ReplyAssembler()
-        assert assembler.feed(message) == [] and not assembler.is_message_reply
-
-    named = ReplyAssembler()
-    named.feed(status(text("working")))
-    after_a_task = ReplyAssembler.from_state(json.loads(json.dumps(named.to_state())))
-    assert after_a_task.feed(Message(Role.AGENT, (text("x"),), message_id="r-3")) == []
-    assert not after_a_task.is_message_reply
-
-    to_an_answer = ReplyAssembler.for_answer(snapshot(state=TaskState.INPUT_REQUIRED))
-    assert to_an_answer.feed(Message(Role.AGENT, (text("x"),), message_id="r-4")) == []
+    assert assembler.feed(Message(Role.AGENT, (), message_id="r-1")) == []
+    assert assembler.answer_text == ""
 
 
 def test_text_in_the_status_message_is_not_shown() -> None:

@@ -20,7 +20,17 @@ from typing import Any
 import pytest
 
 from shared.core import notices
-from shared.core.model import TaskState
+from shared.core.model import (
+    Artifact,
+    ArtifactUpdate,
+    Message,
+    Role,
+    StatusUpdate,
+    StreamEvent,
+    Task,
+    TaskState,
+    TaskStatus,
+)
 from shared.core.outcome import final_notice
 from shared.core.turn_machine import (
     Action,
@@ -71,6 +81,8 @@ class Row:
     end: dict[str, Any]
     has_context: bool = True
     timings: TurnTimings = DEFAULT
+    task_id: str | None = None
+    """The task followed from the start: an answer's, sent to its paused task."""
 
 
 def at(when: float, event: Event, *actions: Action, jitter: float = 0.0) -> Step:
@@ -106,7 +118,14 @@ def snapshot(state: TaskState, task_id: str = "t1") -> StreamEventSeen:
 
 
 CLOSED = StreamClosed()
-MESSAGE_REPLY = StreamEventSeen(None, None, message_reply=True)
+MESSAGE_REPLY = StreamEventSeen(None, None, message_role=Role.AGENT)
+
+
+def message(role: Role = Role.AGENT, task_id: str | None = None) -> StreamEventSeen:
+    """A Message on the stream."""
+    return StreamEventSeen(task_id, None, message_role=role)
+
+
 WORKING = TaskState.WORKING
 DONE = {"phase": Phase.DONE}
 
@@ -117,7 +136,7 @@ def done(outcome: str) -> dict[str, Any]:
 
 def run(row: Row) -> TurnState:
     """Feed the row's events, checking actions and the checkpoint round trip after each."""
-    state = TurnState(started_at=0.0, has_context=row.has_context)
+    state = TurnState(started_at=0.0, has_context=row.has_context, task_id=row.task_id)
     for number, step in enumerate(row.steps):
         actions = TurnMachine(state, row.timings).handle(step.event, step.at, step.jitter)
         assert actions == step.actions, f"step {number}: {step.event!r} at {step.at}"
@@ -810,7 +829,124 @@ TIMER_ROWS = [
     ),
 ]
 
+# Events that are not the turn's (contract, Replies; streaming principles) ------
+
+NOT_THE_TURNS_ROWS = [
+    Row(
+        "another task's completed Task does not end the turn of a working one",
+        [
+            start(),
+            at(1, snapshot(WORKING)),
+            at(2, snapshot(TaskState.COMPLETED, task_id="t2")),
+            at(3, CLOSED, wait(4, 1)),  # t1's stream is lost: read t1 a second later
+            at(4, timer(1), ReadTask()),
+        ],
+        {"phase": Phase.READ, "task_id": "t1", "state": WORKING},
+    ),
+    Row(
+        "another task's settling status update changes nothing",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(2, status(TaskState.FAILED, task_id="t2")),
+            at(3, status(TaskState.COMPLETED)),
+            at(4, CLOSED, ReadTask(final=True)),
+            at(4, TaskRead(TaskState.COMPLETED), Finish("completed")),
+        ],
+        done("completed"),
+    ),
+    Row(
+        "another task's events before a close count as no event: the stream closed quiet",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, CLOSED, wait(6, 1)),
+            at(6, timer(1), ReadTask()),
+            at(6, TaskRead(WORKING), Subscribe()),
+            at(7, status(TaskState.COMPLETED, task_id="t2")),
+            at(7, CLOSED, wait(8, 2)),  # backs off as a subscription with no event does
+        ],
+        {"phase": Phase.WAIT, "task_id": "t1", "state": WORKING},
+    ),
+    Row(
+        "a Message naming a task is ignored: its task is not followed",
+        [
+            start(),
+            at(1, message(task_id="t9")),
+            at(2, snapshot(WORKING)),
+            at(3, snapshot(TaskState.COMPLETED)),
+            at(4, CLOSED, Finish("completed")),
+        ],
+        {**done("completed"), "task_id": "t1", "message_reply": False},
+    ),
+    Row(
+        "a Message from the user is ignored",
+        [start(), at(1, message(Role.USER)), at(2, snapshot(TaskState.COMPLETED))],
+        {"task_id": "t1", "message_reply": False},
+    ),
+    Row(
+        "a Message after the agent named a task is ignored",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(2, message()),
+            at(3, status(TaskState.COMPLETED)),
+            at(4, CLOSED, ReadTask(final=True)),
+        ],
+        {"message_reply": False, "task_id": "t1"},
+    ),
+    Row(
+        "a second Message is ignored: the first was the whole turn",
+        [start(), at(1, MESSAGE_REPLY), at(2, message(task_id="t9"))],
+        {"message_reply": True, "task_id": None, "events_in_stream": 1},
+    ),
+    Row(
+        "a Message in reply to an answer is ignored: the paused task is read",
+        [
+            at(0, Started("1.0", True), Send()),
+            at(1, message()),
+            at(2, CLOSED, wait(2.5, 1)),  # quiet: nothing of the task was seen
+            at(2.5, timer(1), ReadTask()),
+        ],
+        {"phase": Phase.READ, "task_id": "t-paused", "message_reply": False},
+        task_id="t-paused",
+    ),
+    Row(
+        "a stream of ignored Messages alone names no task: the outcome is unknown, sent again",
+        [
+            start("1.0"),
+            at(1, message(Role.USER)),
+            at(1, message(task_id="t9")),
+            at(2, CLOSED, wait(2.5, 1)),
+            at(2.5, timer(1), Send()),
+        ],
+        {"phase": Phase.SEND, "task_id": None},
+        has_context=False,
+    ),
+    Row(
+        "ignored Messages alone, on 1.0 with a context: looked up before it is sent again",
+        [
+            start("1.0"),
+            at(1, message(task_id="t9")),
+            at(2, CLOSED, wait(2.5, 1)),
+            at(2.5, timer(1), LookUp()),
+        ],
+        {"phase": Phase.LOOKUP, "task_id": None},
+    ),
+    Row(
+        "ignored Messages, then the stream drops: an unknown outcome, not a failed request",
+        [
+            start("0.3"),
+            at(1, message(Role.USER)),
+            at(2, fail(Failure.DROPPED), wait(2.5, 1)),
+            at(2.5, timer(1), Send()),
+        ],
+        {"phase": Phase.SEND},
+    ),
+]
+
 ROWS = [
+    *NOT_THE_TURNS_ROWS,
     *TASK_STATE_ROWS,
     *STREAM_ROWS,
     *UNKNOWN_OUTCOME_ROWS,
@@ -986,3 +1122,16 @@ def test_resume_keeps_any_other_phase(steps: list[Step]) -> None:
     resumed = resume_state(state)
     assert resumed == state
     assert resumed is not state
+
+
+def test_the_machine_reads_each_kind_of_event() -> None:
+    working = TaskStatus(TaskState.WORKING)
+    events: list[tuple[StreamEvent, StreamEventSeen]] = [
+        (Task("t1", "c1", working), StreamEventSeen("t1", WORKING, full_task=True)),
+        (Task("", "c1", working), StreamEventSeen(None, WORKING, full_task=True)),
+        (StatusUpdate("t1", "c1", working), StreamEventSeen("t1", WORKING)),
+        (ArtifactUpdate("t1", "c1", Artifact("a")), StreamEventSeen("t1", None)),
+        (Message(Role.USER, task_id="t1"), StreamEventSeen("t1", None, message_role=Role.USER)),
+    ]
+    for event, seen in events:
+        assert StreamEventSeen.of(event) == seen
