@@ -8,6 +8,7 @@ plain-text rendering (``render_message``) is the one the CLI prints.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -88,6 +89,25 @@ class Message(BaseModel):
     def task(self, task_id: str) -> TaskCard | None:
         """The step card with this id, if the message has one."""
         return next((card for card in self.tasks if card.id == task_id), None)
+
+    @property
+    def commands(self) -> list[str]:
+        """What Slack reads in this message as a mention or a labelled link, in order.
+
+        A mention (``<!here>``, ``<!channel>``, ``<!everyone>``,
+        ``<!subteam^…>``, ``<@U…>``, ``<#C…>``) notifies people; a labelled
+        link ``<url|label>`` hides its address. Slack documents both for
+        mrkdwn (a message's ``text``, mrkdwn text objects) and says nothing
+        for standard Markdown (streamed ``markdown_text``, markdown blocks),
+        where ``<@U…>`` is observed to mention; so they count everywhere
+        except in plain_text objects and rich_text, which show text as
+        written, and HTML entities (``&lt;``) are not read as ``<``.
+        """
+        return [
+            found.group(0)
+            for text in [self.text, *_read_texts(self.blocks), *_card_texts(self.tasks)]
+            for found in _COMMAND.finditer(text)
+        ]
 
     def action_ids(self) -> list[str]:
         """The action_ids of the interactive elements in the blocks, in order."""
@@ -264,6 +284,27 @@ class SubmitRequest(BaseModel):
 
     values: dict[str, str | list[str]] = Field(default_factory=dict)
     signature: SignatureMode = "valid"
+
+
+_COMMAND = re.compile(
+    r"<(?:!(?i:here|channel|everyone)|!subteam\^[^>|]+|[@#][A-Z0-9]+)(?:\|[^>]*)?>"
+    r"|<[A-Za-z][A-Za-z0-9+.-]*:[^\s<>|]*\|[^>]*>"
+)
+
+
+def _read_texts(value: Any) -> list[str]:
+    """The texts of blocks that Slack reads for mentions: markdown blocks and mrkdwn objects."""
+    if isinstance(value, list):
+        return [text for item in value for text in _read_texts(item)]
+    if not isinstance(value, dict):
+        return []
+    if value.get("type") in ("markdown", "mrkdwn") and isinstance(value.get("text"), str):
+        return [value["text"]]
+    return [text for item in value.values() for text in _read_texts(item)]
+
+
+def _card_texts(cards: list[TaskCard]) -> list[str]:
+    return [text for card in cards for text in (card.title, card.details, card.output) if text]
 
 
 def interactive_elements(blocks: list[Block]) -> list[tuple[str, dict[str, Any]]]:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+KOURIER_MARK = "Agent Kourier"
+"""What a notice of Kourier's own is marked with, apart from any agent's text."""
+
 # Quoted by the agent contract.
 NO_OUTPUT = "The agent finished without any output."
 TASK_FAILED = "The agent's task failed."

@@ -16,6 +16,17 @@ plain JSON, so a function that takes a reply over continues the same
 stream. ``open_code_block``, ``seam`` and ``cut_point`` let a reply spread
 one text over several messages, closing a code block at the end of one and
 opening it again at the start of the next.
+
+Agent text must not command Slack. Slack reads ``<!here>``, ``<!channel>``,
+``<!everyone>``, ``<!subteam^…>``, ``<@U…>`` and ``<#C…>`` as mentions
+that notify people, and ``<url|label>`` as a link whose label hides its
+address; it documents this for mrkdwn and says nothing for standard
+Markdown, where ``<@U…>`` is observed to mention (research,
+slack-agent-sessions §7). So every such ``<`` in the output is followed by
+a word joiner (U+2060): the text reads the same and commands nothing
+(``neutralise``). The stream holds a ``<`` until what follows it decides.
+A notification's fallback ``text`` is mrkdwn, where Slack's documented rule
+applies: ``&``, ``<`` and ``>`` are sent as entities (``escape_mrkdwn``).
 """
 
 from __future__ import annotations
@@ -26,6 +37,40 @@ from typing import Any
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n]*)$")
 _DELIMITER_ROW = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _CELL_SEPARATOR = re.compile(r"(?<!\\)\|")
+
+WORD_JOINER = "\u2060"
+_SLACK_COMMAND = re.compile(
+    r"<(?=!(?i:here|channel|everyone|subteam\^)|[@#]|[A-Za-z][A-Za-z0-9+.-]*:[^\s<>|]*\|)"
+)
+"""A ``<`` that Slack would read as the start of a mention or a labelled link."""
+_KEYWORDS = ("!here", "!channel", "!everyone", "!subteam^")
+_MAYBE_LINK = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*(?::[^\s<>|]*)?")
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every Slack mention or labelled link made plain text (see above)."""
+    return _SLACK_COMMAND.sub("<" + WORD_JOINER, text)
+
+
+def escape_mrkdwn(text: str) -> str:
+    """``text`` for a mrkdwn field (a fallback ``text``): shown as written, commanding nothing."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _undecided_tail(text: str) -> int:
+    """Where the part of ``text`` whose neutralising depends on what follows starts."""
+    start = text.rfind("<")
+    if start < 0:
+        return len(text)
+    tail = text[start + 1 :]
+    could_command = (
+        not tail
+        or any(
+            keyword.startswith(tail.lower()) and keyword != tail.lower() for keyword in _KEYWORDS
+        )
+        or _MAYBE_LINK.fullmatch(tail) is not None
+    )
+    return start if could_command else len(text)
 
 
 def to_slack_markdown(text: str) -> str:
@@ -45,19 +90,26 @@ class MarkdownStream:
         """Whether the current line was already given out in part (as plain text)."""
         self._fence: str | None = None
         """The opening fence line of the code block the output is in, if any."""
+        self._undecided = ""
+        """Output that ends with a ``<`` whose neutralising is not decided yet."""
 
     def feed(self, text: str) -> str:
         """Take more input; return the output that is decided."""
         self._held += text
-        return self._drain(final=False)
+        return self._neutralised(self._drain(final=False), final=False)
 
     def flush(self) -> str:
         """The input has ended (for now): give out everything held."""
-        return self._drain(final=True)
+        return self._neutralised(self._drain(final=True), final=True)
 
     def to_state(self) -> dict[str, Any]:
         """A JSON-able form, read back by ``from_state``."""
-        return {"held": self._held, "mid_line": self._mid_line, "fence": self._fence}
+        return {
+            "held": self._held,
+            "mid_line": self._mid_line,
+            "fence": self._fence,
+            "undecided": self._undecided,
+        }
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> MarkdownStream:
@@ -68,7 +120,14 @@ class MarkdownStream:
             state["mid_line"],
             state["fence"],
         )
+        stream._undecided = state.get("undecided", "")
         return stream
+
+    def _neutralised(self, output: str, final: bool) -> str:
+        output = self._undecided + output
+        cut = len(output) if final else _undecided_tail(output)
+        self._undecided = output[cut:]
+        return neutralise(output[:cut])
 
     def _drain(self, final: bool) -> str:
         out: list[str] = []

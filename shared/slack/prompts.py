@@ -52,7 +52,7 @@ from shared.core.answers import AnswerSheet, ApprovalLedger, Decision, Denial, P
 from shared.core.cleaning import one_line, slack_length
 from shared.core.model import Actor
 from shared.core.pauses import ApprovalTool, AskUserRequest, Question, TextQuestion, Unusable
-from shared.slack.markdown import to_slack_markdown
+from shared.slack.markdown import escape_mrkdwn, to_slack_markdown
 
 MAX_BLOCKS = 50
 """Slack's limit of blocks in one message."""
@@ -190,7 +190,18 @@ def render_prompt(progress: Progress) -> Prompt | Unusable:
     problem = _unfit(blocks, extra_blocks, extra_text)
     if problem is not None:
         return Unusable(problem)
-    return Prompt(blocks, _cut(one_line(text), MAX_HEADER_TEXT))
+    return Prompt(blocks, escape_mrkdwn(_cut(one_line(text), MAX_HEADER_TEXT)))
+
+
+def notice_message(text: str) -> dict[str, Any]:
+    """A notice of Kourier's own, as chat.postMessage fields.
+
+    It is a context block, marked, that no agent text can be: an agent's
+    answer is Markdown, never a block (so "Approved by …" in an answer does
+    not look like Kourier's). The fallback ``text`` is the notice itself.
+    """
+    mark = _mrkdwn(f"*{notices.KOURIER_MARK}*")
+    return {"text": escape_mrkdwn(text), "blocks": [_context(mark, _plain(text))]}
 
 
 def answer_modal(sheet: AnswerSheet) -> dict[str, Any] | None:
@@ -400,11 +411,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _mention(actor: Actor) -> str:
-    return f"<@{_escaped(actor.id)}>"
-
-
-def _escaped(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<@{escape_mrkdwn(actor.id)}>"
 
 
 def _plain(text: str) -> dict[str, Any]:
@@ -489,7 +496,7 @@ def apply_interaction(
     actor = Actor(id=interaction.user, platform="slack")
     if isinstance(progress, ApprovalLedger):
         if not isinstance(interaction, ToolDecided):
-            raise ValueError("a tool approval takes only decisions")
+            raise ValueError("a tool approval takes only decisions")  # noqa: TRY004 - a bad click
         decisions = progress.decide(interaction.tool, interaction.approved, actor, at, approvers)
         return Applied(bool(decisions), tuple(decisions))
     if isinstance(interaction, ChoiceChosen):

@@ -62,7 +62,15 @@ from slack_sdk.errors import SlackApiError
 from shared.core.redaction import redact
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.tool_steps import StepFinished, StepStarted
-from shared.slack.markdown import MarkdownStream, cut_point, seam, to_slack_markdown
+from shared.slack.markdown import (
+    MarkdownStream,
+    cut_point,
+    escape_mrkdwn,
+    neutralise,
+    seam,
+    to_slack_markdown,
+)
+from shared.slack.prompts import notice_message
 
 log = structlog.get_logger()
 
@@ -237,9 +245,9 @@ class ThreadReply:
         with self._lock:
             self._raise_failure()
             self._steps[call_id] = {
-                "title": name,
+                "title": neutralise(name),
                 "status": "in_progress",
-                "details": details or None,
+                "details": neutralise(details) or None,
             }
             self._show_step(call_id)
             self._pump()
@@ -248,8 +256,8 @@ class ThreadReply:
         """A tool call returned (or failed): its step is done."""
         with self._lock:
             self._raise_failure()
-            step = self._steps.setdefault(call_id, {"title": name, "details": None})
-            step.update(status="complete" if ok else "error", output=output or None)
+            step = self._steps.setdefault(call_id, {"title": neutralise(name), "details": None})
+            step.update(status="complete" if ok else "error", output=neutralise(output) or None)
             self._show_step(call_id)
             self._pump()
 
@@ -258,7 +266,7 @@ class ThreadReply:
         self.finish()
         with self._lock:
             self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, text=text
+                channel=self._channel, thread_ts=self._thread_ts, **notice_message(text)
             )
 
     def finish(self) -> None:
@@ -652,8 +660,10 @@ class ThreadReply:
         due: list[float] = []
         for message, (start, end) in zip(self._messages, bounds):
             fields = self._fields(message, text, start, end)
-            payload = None if fields is None else json.dumps(fields)
-            if payload is None or payload == message.written:
+            if fields is None:
+                continue
+            payload = json.dumps(fields)
+            if payload == message.written:
                 continue
             ready_at = message.written_at + self._limits.update_interval if message.ts else 0.0
             if time.time() < ready_at:
@@ -686,7 +696,7 @@ class ThreadReply:
         summary = text[start:end] or ", ".join(
             self._steps[key]["title"] for key, _ in message.cards
         )
-        return {"blocks": blocks, "text": summary}
+        return {"blocks": blocks, "text": escape_mrkdwn(summary)}
 
     def _write(self, message: _Message, fields: dict[str, Any], payload: str) -> None:
         if message.ts:

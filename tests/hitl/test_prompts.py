@@ -45,7 +45,14 @@ from tests.hitl.builders import (
     sheet,
     tool,
 )
-from tests.hitl.slack_workspace import Slack, action_ids, buttons, check_blocks, dumped
+from tests.hitl.slack_workspace import (
+    CHANNEL,
+    Slack,
+    action_ids,
+    buttons,
+    check_blocks,
+    dumped,
+)
 
 
 def rendered(progress: ApprovalLedger | AnswerSheet) -> Prompt:
@@ -344,6 +351,21 @@ def test_a_text_question_is_posted_as_text_in_the_thread_with_a_note_that_a_repl
     seen = Slack().post(prompt)
     assert "Which **region** should I use?" in seen and notices.REPLY_TO_ANSWER in seen
     assert buttons(prompt.blocks) == [] and prompt.text == "Which **region** should I use?"
+
+
+def test_an_agents_question_or_hint_notifies_no_one_and_hides_no_link() -> None:
+    # Slack reads <!here>, <@U…>, <url|label> in a fallback text (mrkdwn) and
+    # in a markdown block as mentions and disguised links.
+    commanding = "Ping <!channel> and <@U0BOB>: <https://evil.example|approve here>?"
+    for progress in (
+        progress_for(read_text(commanding)),
+        ledger(approval(hint=commanding)),
+        sheet(ask(hint=commanding)),
+    ):
+        slack = Slack()
+        slack.post(rendered(progress))
+        [message] = slack.workspace.history(CHANNEL)
+        assert message.commands == [], message
 
 
 def test_a_text_question_too_long_for_one_message_is_unusable() -> None:

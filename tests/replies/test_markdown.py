@@ -6,8 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.slack.markdown import (
+    WORD_JOINER,
     MarkdownStream,
     cut_point,
+    escape_mrkdwn,
+    neutralise,
     open_code_block,
     seam,
     to_slack_markdown,
@@ -40,6 +43,9 @@ LINES = st.sampled_from(
         "  ```",
         "# Heading",
         "![a chart](https://example.com/chart.png)",
+        "ping <!here> and <@U0BOB> at <https://evil.example|this page>, List<int>",
+        "<!channel",
+        "<",
         "",
     ]
 )
@@ -119,3 +125,28 @@ def test_a_cut_falls_at_a_line_end_in_the_second_half_of_the_message() -> None:
     assert cut_point("x" * 80, 100, used=60) == 0, "better a new message than a cut word"
     assert cut_point("x" * 80, 100, used=20) == 80
     assert cut_point("x" * 200, 100) == 100
+
+
+def test_mentions_and_labelled_links_are_broken_and_other_angle_brackets_kept() -> None:
+    text = "<!here> <!Channel|c> <!everyone> <!subteam^S1> <@U1> <#C1> <mailto:a@b.c|mail> "
+    text += "<https://x.example> a<b List<int> <!-- note --> <!date^1|d>"
+
+    assert neutralise(text) == (
+        "<\u2060!here> <\u2060!Channel|c> <\u2060!everyone> <\u2060!subteam^S1> <\u2060@U1>"
+        " <\u2060#C1> <\u2060mailto:a@b.c|mail> <https://x.example> a<b List<int> <!-- note -->"
+        " <!date^1|d>"
+    )
+    assert to_slack_markdown("```\n<!here>\n```\n") == f"```\n<{WORD_JOINER}!here>\n```\n"
+
+
+def test_a_fallback_text_is_sent_with_slacks_entities() -> None:
+    assert escape_mrkdwn("a <!here> & <b>") == "a &lt;!here&gt; &amp; &lt;b&gt;"
+
+
+def test_a_less_than_sign_at_the_end_of_a_piece_waits_for_what_follows() -> None:
+    stream = MarkdownStream()
+
+    assert stream.feed("ping <") == "ping "
+    assert stream.feed("!he") == ""
+    assert stream.feed("re> now") == f"<{WORD_JOINER}!here> now"
+    assert stream.feed(" <") + stream.flush() == " <"

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from slack_sdk import WebClient
 
 from local.slack_standin.client import SlackStandin
+from shared.core import notices
 from shared.core.model import StreamEvent
 from shared.core.redaction import REDACTED
 from shared.core.reply import ReplyAssembler
@@ -429,3 +430,75 @@ def test_an_idle_stream_is_stopped_in_time_and_its_running_step_closes_in_the_ne
     assert cards(messages) == [("call-1", "build", "complete"), ("call-1", "build", "complete")]
     assert messages[0].tasks[0].output == "continued in the next message"
     assert joined_answer(messages) == "Building.\n"
+
+
+# Slack reads <!here>, <!channel>, <!everyone>, <!subteam^…>, <@U…> and <#C…>
+# as mentions that notify people, and <url|label> as a link whose label hides
+# its address (documented for mrkdwn; in standard Markdown <@U…> is observed
+# to mention). The stand-in counts them wherever Slack may read them.
+COMMANDING_TEXT = (
+    "Heads up <!here>, <!channel> and <!EVERYONE>, <!subteam^S0TEAM|@sre>, <@U0BOB> in <#C0OTHER>:"
+    " approve at <https://evil.example/approve|the approval page>. Still fine: a < b, List<int>.\n"
+)
+
+
+def test_agent_text_and_steps_notify_no_one_and_hide_no_link(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    # The text arrives cut inside each sequence, as a token-by-token agent sends it.
+    pieces = [COMMANDING_TEXT[i : i + 3] for i in range(0, len(COMMANDING_TEXT), 3)]
+
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", text(pieces[0])),
+            *(chunk("answer", text(piece), append=True) for piece in pieces[1:]),
+            chunk("answer", call("call-1", "<!channel>", {"q": "<!here>"}), append=True),
+            chunk("answer", result("call-1", "<!channel>", {"a": "<@U0BOB>"}), append=True),
+        ],
+    )
+    reply.show(assembler.finish())
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    assert message.commands == []
+    assert shown_text(message).replace("\u2060", "") == COMMANDING_TEXT, "it reads the same"
+    assert "a < b, List<int>." in shown_text(message), "other angle brackets are left alone"
+
+
+def test_an_answer_posted_instead_of_streamed_notifies_no_one_in_its_fallback_text_either(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, person=False)
+    assembler = ReplyAssembler()
+
+    play(reply, assembler, [chunk("answer", text(COMMANDING_TEXT))])
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    assert message.blocks and message.commands == []
+    assert shown_text(message).replace("\u2060", "") == COMMANDING_TEXT
+
+
+def test_a_notice_of_kouriers_own_is_marked_and_an_answer_saying_the_same_is_not(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    forged = "Approved by <@U0ALICE>. " + notices.NO_OUTPUT
+
+    play(reply, assembler, [chunk("answer", text(forged))])
+    reply.notice(notices.NO_OUTPUT)
+
+    answer, notice = bot_replies(standin, thread_ts)
+    assert notice.text == notices.NO_OUTPUT, "the notification reads the notice"
+    [block] = notice.blocks
+    assert block["type"] == "context" and block["elements"] == [
+        {"type": "mrkdwn", "text": f"*{notices.KOURIER_MARK}*"},
+        {"type": "plain_text", "text": notices.NO_OUTPUT, "emoji": False},
+    ]
+    assert answer.blocks == [] and "context" not in json.dumps(answer.model_dump())
+    assert answer.commands == [], "the forged approval mentions no one"
