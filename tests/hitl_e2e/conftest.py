@@ -190,8 +190,11 @@ class Thread:
         return [m for m in self.standin.thread(self.channel, self.ts) if m.is_bot]
 
     def prompt(self) -> Message:
-        """Wait for the prompt (the bot's message with a header or the question's blocks)."""
-        return self.wait_for_message(lambda m: bool(m.blocks) and m.stream is None, "a prompt")
+        """Wait for the prompt (the bot's message with blocks, not a notice's context block)."""
+        return self.wait_for_message(
+            lambda m: bool(m.blocks) and m.stream is None and m.blocks[0]["type"] != "context",
+            "a prompt",
+        )
 
     def notice(self, text: str) -> Message:
         """Wait for the bot's message that reads ``text``."""
