@@ -23,12 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     check = agent_commands.add_parser("check", help="check an agent backend against the contract")
     check.add_argument("backend")
     check.add_argument("--probe", action="store_true", help="also send one probe turn")
+    commands.add_parser("sim", help="run the deterministic simulator (--seeds N, --seed S)")
     say = commands.add_parser("say", help="post a message to the local stack as a Slack user")
     say.add_argument("text")
     say.add_argument("--channel", default=DEMO_CHANNEL)
     say.add_argument("--thread", default=None, help="ts of the thread to reply in")
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "test":
+    if extra and args.command not in ("test", "sim"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
 
     if args.command == "up":
@@ -37,6 +38,10 @@ def main(argv: list[str] | None = None) -> int:
         import pytest
 
         return int(pytest.main(["-p", "no:cacheprovider", *extra]))
+    if args.command == "sim":
+        from local.sim.cli import main as sim_main
+
+        return sim_main(extra)
     if args.command == "agent":
         from shared.a2a.check import main as check_main
 

@@ -1,0 +1,270 @@
+"""The oracle: what must hold for every history, from the contract's text.
+
+It judges what outsiders observed (the agent's request log and the events it
+delivered, Slack's messages, Firestore's write log), not Kourier's own
+view, and it uses nothing of ``shared.core`` to decide: the expected text
+comes from ``local.sim.reference``, and the contract's quoted sentences are
+written here as the contract writes them. The sentences the contract leaves
+to Kourier ("the thread is told") are read from ``shared.core.notices``, the
+one place the product keeps them.
+
+- S0 No invocation fails with an exception nobody planned.
+- S1 Every turn reaches exactly one outcome, once, and keeps it.
+- S2 Within a thread, turns reach the agent one at a time, in Slack order.
+- S3 Each turn's text in the thread is the reference assembler's text of
+  what the agent delivered; each tool step is one card, finished as its
+  first result said, none left running.
+- S4 A turn's sends carry its fixed messageId; a new turn never sets taskId.
+- S6 Every notice is a known sentence, and none is repeated for one turn;
+  no agent error text (the canary) reaches Slack.
+- L  Liveness: every turn is done once the faults stop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+from local.sim.agent import CANARY
+from local.sim.slack import BOT_USER, SlackMessage
+
+if TYPE_CHECKING:
+    from local.sim.run import Simulation
+
+CONTRACT_SENTENCES = (
+    "The agent finished without any output.",
+    "The agent's task failed.",
+)
+CATEGORIES = ("context limit", "rate limit", "authentication", "timeout", "permission")
+CONTRACT_REASONS = (
+    "the agent could not be reached",
+    "agent card lists no JSON-RPC interface",
+    "agent requires an unsupported extension",
+)
+CONTINUED_OUTPUTS = ("continued in the next message", "continued below")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: its code and what broke it."""
+
+    code: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.detail}"
+
+
+def known_notices() -> set[str]:
+    """Every sentence Kourier may post of its own."""
+    from shared.core import notices
+
+    sentences = set(CONTRACT_SENTENCES)
+    sentences |= {f"The agent's task failed. ({category})" for category in CATEGORIES}
+    reasons = set(CONTRACT_REASONS) | {
+        notices.NO_STREAMING,
+        notices.CREDENTIALS_REJECTED,
+        notices.IDENTITY_REFUSED,
+    }
+    sentences |= {notices.TURN_FAILED.format(reason=reason) for reason in reasons}
+    for name in dir(notices):
+        value = getattr(notices, name)
+        if name.isupper() and isinstance(value, str) and "{" not in value:
+            sentences.add(value)
+    return sentences
+
+
+def visible_text(message: SlackMessage) -> str:
+    """The text a person reads in one bot message (markdown blocks, else its text)."""
+    if message.blocks:
+        return "".join(b.get("text", "") for b in message.blocks if b.get("type") == "markdown")
+    return "" if message.text == "…" else message.text
+
+
+def is_prompt(message: SlackMessage) -> bool:
+    """Whether a bot message is a question's or an approval's prompt."""
+    return any(
+        b.get("type") in ("actions", "input", "section", "header", "context")
+        for b in message.blocks
+    )
+
+
+class Oracle:
+    """Checks one finished simulation."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.violations: list[Violation] = []
+
+    def fail(self, code: str, detail: str) -> None:
+        self.violations.append(Violation(code, detail))
+
+    def check(self) -> list[Violation]:
+        self.crashes()
+        turns = self.turn_histories()
+        self.outcomes(turns)
+        self.order(turns)
+        self.message_ids()
+        self.thread_texts(turns)
+        return self.violations
+
+    # S0 ------------------------------------------------------------------------------------
+
+    def crashes(self) -> None:
+        for failure in self.sim.platform.failures:
+            self.fail("S0 crash", f"{failure.invocation}: {failure.error}")
+
+    # S1 and liveness ----------------------------------------------------------------------
+
+    def turn_histories(self) -> dict[str, list[tuple[int, str, dict[str, Any]]]]:
+        turns: dict[str, list[tuple[int, str, dict[str, Any]]]] = defaultdict(list)
+        for at_us, invocation, _op, collection, key, data in self.sim.documents.writes:
+            if collection == "kourier_turns":
+                turns[key].append((at_us, invocation, data))
+        return turns
+
+    def outcomes(self, turns: dict[str, list[tuple[int, str, dict[str, Any]]]]) -> None:
+        for turn_id, writes in turns.items():
+            done = [(at, inv, data) for at, inv, data in writes if data.get("status") == "done"]
+            if not done:
+                last = writes[-1][2].get("status")
+                self.fail("L liveness", f"turn {turn_id} never ended (last status {last})")
+                continue
+            first = done[0][2]
+            for at, invocation, data in writes[writes.index(done[0]) + 1 :]:
+                if data.get("status") != "done" or data.get("outcome") != first.get("outcome"):
+                    self.fail(
+                        "S1 one outcome",
+                        f"turn {turn_id} ended {first.get('outcome')!r}, then {invocation} wrote "
+                        f"status {data.get('status')!r} outcome {data.get('outcome')!r}",
+                    )
+                    break
+        for post in self.sim.people.mentions():
+            if post not in turns:
+                self.fail("S1 lost", f"the mention {post} never became a turn")
+
+    # S2 ------------------------------------------------------------------------------------
+
+    def order(self, turns: dict[str, list[tuple[int, str, dict[str, Any]]]]) -> None:
+        done_at: dict[str, int] = {}
+        session_of: dict[str, str] = {}
+        for turn_id, writes in turns.items():
+            session_of[turn_id] = writes[0][2]["session_id"]
+            for at, _inv, data in writes:
+                if data.get("status") == "done":
+                    done_at[turn_id] = at
+                    break
+        first_send: dict[str, int] = {}
+        for request in self.sim.agents.requests:
+            if request.method not in ("SendStreamingMessage", "message/stream") or request.task_id:
+                continue
+            turn_id = (request.message_id or "").removeprefix("slack-")
+            first_send.setdefault(turn_id, request.at_us)
+        by_session: dict[str, list[str]] = defaultdict(list)
+        for turn_id in first_send:
+            if turn_id in session_of:
+                by_session[session_of[turn_id]].append(turn_id)
+        for session_id, sent in by_session.items():
+            ordered = sorted(sent, key=lambda t: first_send[t])
+            by_ts = sorted(sent, key=lambda t: float(t.rsplit("-", 1)[1]))
+            if ordered != by_ts:
+                self.fail("S2 order", f"session {session_id}: sent {ordered}, Slack order {by_ts}")
+            for before, after in pairwise(ordered):
+                end = done_at.get(before)
+                if end is None or end > first_send[after]:
+                    self.fail(
+                        "S2 one at a time",
+                        f"session {session_id}: {after} was sent before {before} ended",
+                    )
+
+    # S4 ------------------------------------------------------------------------------------
+
+    def message_ids(self) -> None:
+        for request in self.sim.agents.requests:
+            if request.method not in ("SendStreamingMessage", "message/stream"):
+                continue
+            message_id = request.message_id or ""
+            if message_id.startswith("slack-"):
+                if request.task_id:
+                    self.fail(
+                        "S4 taskId",
+                        f"a new turn {message_id} was sent with taskId {request.task_id}",
+                    )
+            elif not message_id.startswith("answer-"):
+                self.fail("S4 messageId", f"a send with messageId {message_id!r}")
+
+    # S3 and S6 -------------------------------------------------------------------------------
+
+    def thread_texts(self, turns: dict[str, list[tuple[int, str, dict[str, Any]]]]) -> None:
+        slack = self.sim.slack
+        sentences = known_notices()
+        for ephemeral in slack.ephemerals:
+            if CANARY in ephemeral.text:
+                self.fail("S6 agent error shown", f"ephemeral {ephemeral.text!r}")
+        by_turn: dict[str, list[SlackMessage]] = defaultdict(list)
+        for messages in slack.channels.values():
+            for message in messages:
+                if message.user != BOT_USER:
+                    continue
+                shown = json.dumps(message.blocks) + message.text
+                if CANARY in shown:
+                    self.fail(
+                        "S6 agent error shown", f"message {message.ts}: {message.text[:80]!r}"
+                    )
+                if message.turn is not None:
+                    by_turn[message.turn].append(message)
+        answered = self.sim.answered_turns()
+        for turn_id, writes in turns.items():
+            messages = by_turn.get(turn_id, [])
+            notices_seen: dict[str, int] = defaultdict(int)
+            reply: list[SlackMessage] = []
+            for message in messages:
+                if message.text in sentences and not message.blocks:
+                    notices_seen[message.text] += 1
+                elif is_prompt(message):
+                    continue
+                else:
+                    reply.append(message)
+            for text, count in notices_seen.items():
+                if count > 1 and text != "The request to the agent failed.":
+                    self.fail("S6 notice twice", f"turn {turn_id}: {text!r} {count} times")
+            done = [data for _at, _inv, data in writes if data.get("status") == "done"]
+            if not done or turn_id in answered:
+                continue
+            self.reply_text(turn_id, done[0], reply)
+
+    def reply_text(self, turn_id: str, done: dict[str, Any], reply: list[SlackMessage]) -> None:
+        expected = self.sim.reference_text(turn_id)
+        if expected is None:
+            return
+        shown = "".join(
+            visible_text(message) for message in sorted(reply, key=lambda m: float(m.ts))
+        )
+        if done.get("outcome") in ("completed",) and shown.strip() != expected.strip():
+            self.fail(
+                "S3 text",
+                f"turn {turn_id}: the thread shows {shown[:300]!r}, the agent's text is {expected[:300]!r}",
+            )
+        cards: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+        for message in reply:
+            for card in message.cards.values():
+                cards[card.id].append((card.status, card.output))
+            for block in message.blocks:
+                if block.get("type") == "task_card":
+                    cards[block["task_id"]].append((block["status"], None))
+        for call_id, shown_cards in cards.items():
+            final = [c for c in shown_cards if c[1] not in CONTINUED_OUTPUTS]
+            if len(final) != 1:
+                self.fail("S3 step once", f"turn {turn_id}: step {call_id} shows {shown_cards}")
+            if any(status in ("in_progress", "pending") for status, _ in shown_cards):
+                self.fail("S3 step running", f"turn {turn_id}: step {call_id} left running")
+        for call_id, ok in self.sim.first_results(turn_id).items():
+            final = [c for c in cards.get(call_id, []) if c[1] not in CONTINUED_OUTPUTS]
+            if final and final[-1][0] != ("complete" if ok else "error"):
+                self.fail(
+                    "S3 first result",
+                    f"turn {turn_id}: step {call_id} shows {final[-1][0]}, first result ok={ok}",
+                )

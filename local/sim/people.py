@@ -1,0 +1,185 @@
+"""People: who writes what, where and when, planned before the run; Slack's callbacks.
+
+Theory of operation. The workload is drawn from the stream ``workload`` as a
+plan before anything runs: threads in bound channels, each started by a
+mention, with follow-ups in the thread (with or without a mention,
+sometimes two people at once). At its time each post is written into the
+simulated Slack and becomes Events API callbacks, signed as Slack signs
+them with the virtual time: a mention arrives twice (``app_mention`` and
+``message``, two event IDs), and a callback whose acknowledgement took
+longer than 3 s is sent again with the same event ID, at once, after a
+minute and after five, as Slack retries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from local.sim.slack import BOT_USER, TEAM
+from local.sim.world import SECOND, us
+
+if TYPE_CHECKING:
+    from local.sim.run import Simulation
+
+SIGNING_SECRET = "sim-signing-secret"
+PEOPLE = {
+    "U0ALICE": {
+        "id": "U0ALICE",
+        "name": "alice",
+        "real_name": "Alice Ames",
+        "profile": {
+            "email": "alice@example.com",
+            "real_name": "Alice Ames",
+            "display_name": "alice",
+        },
+    },
+    "U0BOB": {
+        "id": "U0BOB",
+        "name": "bob",
+        "real_name": "Bob Burns",
+        "profile": {"email": "bob@example.com", "real_name": "Bob Burns", "display_name": "bob"},
+    },
+    "U0CAROL": {
+        "id": "U0CAROL",
+        "name": "carol",
+        "real_name": "Carol Cho",
+        "profile": {"real_name": "Carol Cho", "display_name": "carol"},
+    },
+}
+ACK_LIMIT_US = 3 * SECOND
+SLACK_RETRIES_US = (0, 60 * SECOND, 300 * SECOND)
+
+
+@dataclass(frozen=True)
+class Post:
+    """One message a person will write."""
+
+    at_us: int
+    thread: int
+    channel: str
+    user: str
+    text: str
+    mention: bool
+
+
+class People:
+    """The plan, and the posts as Slack recorded them."""
+
+    def __init__(self, sim: Simulation, threads: int, channels: list[str]) -> None:
+        self.sim = sim
+        rng = random.Random(sim.world.stream("workload").random())
+        self.plan: list[Post] = []
+        for thread in range(threads):
+            start = us(rng.uniform(0, 600))
+            channel = rng.choice(channels)
+            user = rng.choice(list(PEOPLE))
+            self.plan.append(
+                Post(start, thread, channel, user, f"question {thread} " + _words(rng), True)
+            )
+            at = start
+            for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+                at += us(
+                    rng.choice((rng.uniform(0.1, 5), rng.uniform(5, 120), rng.uniform(100, 900)))
+                )
+                mention = rng.random() < 0.6
+                self.plan.append(
+                    Post(
+                        at,
+                        thread,
+                        channel,
+                        rng.choice(list(PEOPLE)),
+                        f"more {thread} " + _words(rng),
+                        mention,
+                    )
+                )
+        self.thread_ts: dict[int, str] = {}
+        self.written: list[tuple[Post, str]] = []
+        """Each post with its Slack ts."""
+
+    def schedule(self) -> None:
+        for post in sorted(self.plan, key=lambda p: (p.at_us, p.thread)):
+            self.sim.world.call_at(post.at_us, lambda post=post: self._write(post))
+
+    def last_post_us(self) -> int:
+        return max(post.at_us for post in self.plan)
+
+    def mentions(self) -> list[str]:
+        """The turn IDs every mention must become."""
+        return [f"{post.channel}-{ts}" for post, ts in self.written if post.mention]
+
+    def _write(self, post: Post) -> None:
+        sim = self.sim
+        thread_ts = self.thread_ts.get(post.thread)
+        text = f"<@{BOT_USER}> {post.text}" if post.mention else post.text
+        message = sim.slack.user_says(post.channel, post.user, text, thread_ts)
+        if thread_ts is None:
+            self.thread_ts[post.thread] = message.ts
+        self.written.append((post, message.ts))
+        sim.world.log("post", post.channel, message.ts, post.user, post.mention)
+        event: dict[str, Any] = {
+            "type": "message",
+            "user": post.user,
+            "text": text,
+            "ts": message.ts,
+            "channel": post.channel,
+            "team": TEAM,
+            "channel_type": "channel",
+            "event_ts": message.ts,
+        }
+        if thread_ts is not None:
+            event["thread_ts"] = thread_ts
+        kinds = ["app_mention", "message"] if post.mention else ["message"]
+        if post.mention and sim.world.stream("workload/order", message.ts).random() < 0.5:
+            kinds.reverse()
+        for number, kind in enumerate(kinds):
+            envelope = {
+                "token": "sim",
+                "team_id": TEAM,
+                "api_app_id": "A0KOURIER",
+                "type": "event_callback",
+                "event_id": f"Ev{message.ts.replace('.', '')}{number}",
+                "event_time": int(float(message.ts)),
+                "event": {**event, "type": kind},
+            }
+            delay = us(sim.world.stream("slack/events").uniform(0.01, 0.3))
+            sim.platform.later(delay, lambda envelope=envelope: self.deliver_event(envelope, 0))
+
+    def deliver_event(self, envelope: dict[str, Any], retry: int) -> None:
+        """One Events API callback (and Slack's retries when the ack is slow or fails)."""
+        sim = self.sim
+        body = json.dumps(envelope).encode()
+        started = sim.world.now_us
+        label = str(envelope["event_id"])
+
+        def work(deps: Any) -> None:
+            reply = sim.shell.handle_event(deps, body, sign(body, sim.slack_time(started)))
+            if reply.status != 200:
+                raise RuntimeError(f"chat_ingress answered {reply.status}")
+
+        def on_end(outcome: str) -> None:
+            slow = sim.world.now_us - started > ACK_LIMIT_US
+            if (outcome != "ok" or slow) and retry < len(SLACK_RETRIES_US):
+                delay = SLACK_RETRIES_US[retry]
+                sim.platform.later(delay, lambda: self.deliver_event(envelope, retry + 1))
+
+        sim.platform.invoke("chat_ingress", label, work, on_end)
+
+
+def sign(body: bytes, now: float) -> dict[str, str]:
+    """Slack's signature headers for ``body`` at ``now`` (epoch seconds)."""
+    timestamp = str(int(now))
+    base = f"v0:{timestamp}:".encode() + body
+    digest = hmac.new(SIGNING_SECRET.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": f"v0={digest}"}
+
+
+def _words(rng: random.Random) -> str:
+    return " ".join(
+        rng.choice(("disk", "pods", "logs", "why", "now", "status", "db", "api"))
+        for _ in range(rng.randint(1, 5))
+    )

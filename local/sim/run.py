@@ -1,0 +1,388 @@
+"""One seed, one history: build the world, run it to quiescence, judge it.
+
+Theory of operation. A ``Simulation`` expands its seed into a configuration
+(the agents' profile, the binding's settings, the workload) and builds the
+world: one in-memory Firestore, Slack, Pub/Sub and Cloud Tasks, the agents,
+and the function platform, whose instances each get a ``Deps`` of their own
+from those services. It runs a chaos phase, in which every fault may
+strike, until the last post plus half an hour, then a quiet phase without
+faults, until nothing is pending and every turn has ended, or a liveness
+bound passes. The oracle then judges the history. The shell is reached only
+through ``ShellCalls``, the one place that knows its entry points.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from local.sim.agent import AgentWorld, SimAgentTransport
+from local.sim.oracle import Oracle, Violation
+from local.sim.people import PEOPLE, SIGNING_SECRET, People
+from local.sim.platform import Platform
+from local.sim.scripts import AgentProfile
+from local.sim.services import (
+    EPOCH_SECONDS,
+    NamedTask,
+    SimClock,
+    SimDocuments,
+    SimIds,
+    SimRuntime,
+    SimTaskQueue,
+    SimTurnQueue,
+    run_due_timers,
+)
+from local.sim.slack import SimChat, SimSlack
+from local.sim.world import SECOND, Instance, World, us
+
+CHANNELS = ["C0SIM1", "C0SIM2", "C0SIM3"]
+BINDING = "sim"
+CHAOS_AFTER_LAST_POST_US = 1800 * SECOND
+LIVENESS_BOUND_US = 8 * 3600 * SECOND
+SLICE_US = 30 * SECOND
+
+
+class ShellCalls:
+    """The shell's entry points, as the simulator calls them (one place to follow the shell)."""
+
+    def __init__(self) -> None:
+        from shared import engine, ingress, reconciler
+        from shared.errors import RetryableError
+
+        self.engine, self.ingress, self.reconciler = engine, ingress, reconciler
+        self.retryable = RetryableError
+
+    def handle_event(self, deps: Any, body: bytes, headers: dict[str, str]) -> Any:
+        return self.ingress.handle_event(deps, body, headers)
+
+    def handle_interaction(self, deps: Any, body: bytes, headers: dict[str, str]) -> Any:
+        return self.ingress.handle_interaction(deps, body, headers)
+
+    def turn_send(self, deps: Any, payload: dict[str, Any]) -> None:
+        self.engine.on_turn_published(deps, payload["session_id"], payload["turn_id"])
+
+    def resume(self, deps: Any, body: dict[str, Any]) -> None:
+        self.engine.on_resume(
+            deps,
+            body["session_id"],
+            body["turn_id"],
+            body["generation"],
+            timer=body.get("timer"),
+            answer=body.get("answer"),
+        )
+
+    def sweep(self, deps: Any) -> None:
+        self.reconciler.sweep(deps)
+
+
+def config_yaml(profile: AgentProfile) -> str:
+    """The backends and bindings file of one seed."""
+    backend: dict[str, Any] = {
+        "name": "sim",
+        "url": "http://agent.sim/",
+        "dialect": profile.dialect,
+    }
+    if profile.dialect == "kagent-v1":
+        backend |= {"namespace": "team", "agent": "helper"}
+    binding = {
+        "name": BINDING,
+        "channels": CHANNELS,
+        "agentBackend": "sim",
+        "identity": {"userId": "kourier-sim"},
+    }
+    return json.dumps({"agentBackends": [backend], "bindings": [binding]})
+
+
+@dataclass
+class Result:
+    """What one seed did and what the oracle found."""
+
+    seed: int
+    violations: list[Violation]
+    digest: str
+    turns: int
+    fired: list[tuple[str, str, int]]
+    virtual_seconds: float
+    steps: int
+
+
+class Simulation:
+    """The world of one seed."""
+
+    def __init__(
+        self,
+        seed: int,
+        *,
+        disabled: Iterable[tuple[str, str, int]] = (),
+        threads: int | None = None,
+    ) -> None:
+        self.seed = seed
+        self.world = world = World(seed, disabled=frozenset(disabled))
+        swarm = world.stream("swarm")
+        self.profile = AgentProfile.draw(swarm)
+        self.budget = swarm.choice((480.0, 480.0, 120.0))
+        self.agents = AgentWorld(world, self.profile)
+        self.documents = SimDocuments(world)
+        self.slack = SimSlack(world, list(CHANNELS), dict(PEOPLE))
+        self.platform = Platform(world, self.make_deps)
+        self.turn_queue = SimTurnQueue(world, self.deliver_turn)
+        self.task_queue = SimTaskQueue(world, self.dispatch_task)
+        self.chat = SimChat(self.slack)
+        self.transport = SimAgentTransport(self.agents, self.platform.hand_over_at)
+        self.transport.run_timers = lambda limit: run_due_timers(world, limit)
+        self.people = People(
+            self, threads if threads is not None else swarm.randint(4, 12), CHANNELS
+        )
+        self.shell = ShellCalls()
+        self.platform.retryable = self.shell.retryable
+        self.slack.active_turn = self._active_turn
+        self._settings: Any = None
+        self._config: Any = None
+        self.reconciling = True
+
+    # Wiring -------------------------------------------------------------------------------
+
+    def make_deps(self, instance: Instance) -> Any:
+        from shared.bootstrap import Deps
+
+        from shared.a2a.discovery import CardCache
+        from shared.config import parse_config
+        from shared.settings import Settings
+
+        if self._settings is None:
+            self._settings = Settings.model_validate(
+                {
+                    "GOOGLE_CLOUD_PROJECT": "sim",
+                    "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+                    "SLACK_BOT_TOKEN": "xoxb-sim",
+                    "KOURIER_FOLLOW_BUDGET_SECONDS": self.budget,
+                }
+            )
+            self._config = parse_config(config_yaml(self.profile), source="sim")
+        clock = SimClock(self.world, instance)
+        return Deps(
+            settings=self._settings,
+            config=self._config,
+            clock=clock,
+            ids=SimIds(self.world, instance),
+            runtime=SimRuntime(self.world, clock),
+            documents=self.documents,
+            turns=self.turn_queue,
+            tasks=self.task_queue,
+            chat=self.chat,
+            http=httpx.Client(transport=self.transport),
+            cards=CardCache(),
+        )
+
+    def slack_time(self, at_us: int) -> float:
+        """Slack's clock (no skew) at virtual time ``at_us``."""
+        return EPOCH_SECONDS + at_us / SECOND
+
+    def _active_turn(self, channel: str, thread_ts: str) -> str | None:
+        session = self.documents.peek("kourier_sessions", f"{BINDING}-{channel}-{thread_ts}")
+        return None if session is None else session.get("active_turn")
+
+    def deliver_turn(self, payload: dict[str, Any]) -> None:
+        """Pub/Sub: a published turn reaches ``turn_send`` after a latency."""
+        world = self.world
+        rng = world.stream("pubsub/delivery")
+        delay = 0.01 + rng.random() * 0.1
+        if world.chance("pubsub.delivery_tail", 0.01):
+            delay += rng.uniform(30, 120)
+        label = f"{payload['turn_id']}"
+        self.platform.later(
+            us(delay),
+            lambda: self.platform.push(
+                "turn_send", label, lambda deps: self.shell.turn_send(deps, payload)
+            ),
+        )
+
+    def dispatch_task(self, target: str, body: dict[str, Any], task: NamedTask | None) -> None:
+        """Cloud Tasks: a created task runs its target at its time (or later)."""
+        world = self.world
+        rng = world.stream("tasks/delivery")
+        due = max(world.now_us, task.due_us if task else world.now_us) + us(
+            0.02 + rng.random() * 0.2
+        )
+        if world.chance("tasks.late", 0.005):
+            due += us(rng.uniform(60, 300))
+        label = (task.name if task and task.name else target) or target
+
+        def done() -> None:
+            if task is not None:
+                task.done_us = world.now_us
+
+        self.platform.later(
+            due - world.now_us,
+            lambda: self.platform.dispatch(
+                target, label, lambda deps: self.shell.resume(deps, body), on_done=done
+            ),
+        )
+
+    def _reconcile_tick(self) -> None:
+        if not self.reconciling:
+            return
+        self.platform.invoke("reconcile", "sweep", self.shell.sweep, lambda outcome: None)
+        self.world.call_later(60 * SECOND, self._reconcile_tick)
+
+    # Running -----------------------------------------------------------------------------
+
+    def run(self) -> Result:
+        world = self.world
+        self.people.schedule()
+        world.call_later(60 * SECOND, self._reconcile_tick)
+        quiet_at = self.people.last_post_us() + CHAOS_AFTER_LAST_POST_US
+        bound = quiet_at + LIVENESS_BOUND_US
+        while True:
+            world.run(until_us=world.now_us + SLICE_US)
+            if world.faults_on and world.now_us >= quiet_at:
+                world.faults_on = False
+                world.log("quiet")
+            if world.now_us >= quiet_at and self.quiescent():
+                break
+            if world.now_us >= bound:
+                break
+        self.reconciling = False
+        violations = Oracle(self).check()
+        return Result(
+            seed=self.seed,
+            violations=violations,
+            digest=world.digest(),
+            turns=len(self.turn_ids()),
+            fired=list(world.fired),
+            virtual_seconds=world.now_us / SECOND,
+            steps=world.steps,
+        )
+
+    def quiescent(self) -> bool:
+        if self.platform.pending:
+            return False
+        turns = self.documents.collections.get("kourier_turns", {})
+        return all(stored.data.get("status") == "done" for stored in turns.values())
+
+    # What the oracle asks ----------------------------------------------------------------
+
+    def turn_ids(self) -> list[str]:
+        return sorted(self.documents.collections.get("kourier_turns", {}))
+
+    def turn_of_task(self, task_id: str | None) -> str | None:
+        task = self.agents.tasks.get(task_id or "")
+        return None if task is None else task.message_id.removeprefix("slack-")
+
+    def answered_turns(self) -> set[str]:
+        answered = set()
+        for request in self.agents.requests:
+            if request.method in ("SendStreamingMessage", "message/stream") and request.task_id:
+                turn = self.turn_of_task(request.task_id)
+                if turn:
+                    answered.add(turn)
+        return answered
+
+    def lineage_events(self, turn_id: str) -> list[dict[str, Any]]:
+        """The events the turn's carriers read and kept (a dead carrier's last ones are lost)."""
+        cutoff: dict[str, int] = {}
+        for at_us, invocation, _op, collection, key, _data in self.documents.writes:
+            if collection == "kourier_turns" and key == turn_id:
+                cutoff[invocation] = at_us
+        outcomes = self.platform.outcomes
+        events: list[tuple[int, int, dict[str, Any]]] = []
+        order = 0
+        for delivery in self.agents.deliveries:
+            request = delivery.request
+            owner = (
+                (request.message_id or "").removeprefix("slack-")
+                if request.message_id
+                else self.turn_of_task(delivery.task_id)
+            )
+            if owner != turn_id:
+                continue
+            for at_us, invocation, event in delivery.events:
+                order += 1
+                if outcomes.get(invocation, "ok") != "ok" and at_us > cutoff.get(invocation, -1):
+                    continue
+                events.append((at_us, order, event))
+        return [event for _, _, event in sorted(events, key=lambda item: (item[0], item[1]))]
+
+    def reference_text(self, turn_id: str) -> str | None:
+        from local.sim.reference import ReferenceReply
+
+        reference = ReferenceReply()
+        events = self.lineage_events(turn_id)
+        if not events:
+            return None
+        for event in events:
+            reference.feed(event)
+        return reference.answer
+
+    def first_results(self, turn_id: str) -> dict[str, bool]:
+        results: dict[str, bool] = {}
+        for event in self.lineage_events(turn_id):
+            for part in _tool_parts(event):
+                data = part.get("data") or {}
+                if "response" in data and data.get("id"):
+                    response = data["response"]
+                    failed = isinstance(response, dict) and (
+                        bool(response.get("error")) or response.get("isError") is True
+                    )
+                    results.setdefault(data["id"], not failed)
+        return results
+
+
+def _tool_parts(event: dict[str, Any]) -> list[dict[str, Any]]:
+    kind = event["kind"]
+    if kind == "artifact":
+        return [p for p in event["parts"] if "data" in p]
+    if kind == "status" and event.get("message"):
+        return [p for p in event["message"].get("parts", []) if "data" in p]
+    if kind == "task":
+        parts = [p for a in event.get("artifacts", []) for p in a["parts"] if "data" in p]
+        for message in event.get("history", [])[1:]:
+            parts += [p for p in message.get("parts", []) if "data" in p]
+        return parts
+    return []
+
+
+def run_seed(seed: int, disabled: Iterable[tuple[str, str, int]] = ()) -> Result:
+    """Run one seed to the end and judge it."""
+    return Simulation(seed, disabled=disabled).run()
+
+
+def shrink(seed: int, failing: Result) -> Result:
+    """Drop fired faults while the same rule still breaks (ddmin over the fault decisions)."""
+    codes = {v.code for v in failing.violations}
+    fired = list(failing.fired)
+    disabled: list[tuple[str, str, int]] = []
+    best = failing
+    chunk = max(1, len(fired) // 2)
+    while chunk >= 1 and fired:
+        progressed = False
+        for start in range(0, len(fired), chunk):
+            trial = fired[start : start + chunk]
+            result = run_seed(seed, disabled=[*disabled, *trial])
+            if codes & {v.code for v in result.violations}:
+                disabled += trial
+                fired = [f for f in fired if f not in trial]
+                best = result
+                progressed = True
+                break
+        if not progressed:
+            chunk //= 2
+    return best
+
+
+def cpu_seconds() -> float:
+    return time.process_time()
+
+
+def trace_of(seed: int, result: Result) -> list[tuple[object, ...]]:
+    """The whole trace of a seed's history, with the faults ``result`` kept (a replay)."""
+    everything = run_seed(seed)
+    dropped = [fault for fault in everything.fired if fault not in result.fired]
+    simulation = Simulation(seed, disabled=dropped)
+    simulation.run()
+    return simulation.world.trace

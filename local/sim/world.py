@@ -1,0 +1,235 @@
+"""The simulated world: virtual time, one thread, greenlets, seeded faults, a trace.
+
+Theory of operation. Everything runs on the one OS thread that calls
+``World.run``: the scheduler loop lives in that thread's main greenlet, and
+every function invocation gets a greenlet of its own (with its own
+``contextvars`` context, so one invocation's trace and log bindings never
+bleed into another's). Time is an integer count of microseconds that only
+the scheduler moves: it pops the earliest ``(time, seq)`` entry of a heap,
+sets the clock to it and runs it; the ``seq`` tie-breaker keeps the order
+of simultaneous entries fixed. An invocation gives control back only at a
+*scheduling point* (``World.block``): every call into a simulated port is
+one, so the interleavings the world explores are exactly the orders of port
+calls, which is where the races of a serverless system live. Nothing sleeps
+for real and nothing reads the wall clock.
+
+Randomness comes from named streams, ``Random(blake2b(seed/kind/key))``,
+never from one global stream, so a new draw at one site does not move the
+draws of any other. Every fault is a ``chance`` at a named site; the ones
+that fired are recorded, and a replay can switch any of them off (the
+shrinker's lever). A kill marks an instance dead: its invocations raise
+``Killed`` (a ``BaseException``, which ``except Exception`` does not catch)
+at their next scheduling point, so code after the kill never reaches a port.
+
+The trace is a list of short tuples; its digest is the determinism check:
+the same seed and code give the same digest, byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import heapq
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import greenlet
+
+SECOND = 1_000_000
+"""Microseconds in a second: virtual time is an integer count of microseconds."""
+
+
+def us(seconds: float) -> int:
+    """Seconds as whole microseconds."""
+    return round(seconds * SECOND)
+
+
+class Killed(BaseException):
+    """The instance running this invocation died; raised out of the port call it was in."""
+
+
+def stream_seed(seed: int, kind: str, key: str) -> int:
+    """The seed of one named random stream (blake2b: ``hash()`` is salted per process)."""
+    digest = hashlib.blake2b(f"{seed}/{kind}/{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+@dataclass
+class Instance:
+    """One process of a function (a Cloud Run instance): it lives and dies whole."""
+
+    name: str
+    function: str
+    skew_us: int = 0
+    dead: bool = False
+    busy: bool = False
+    served: int = 0
+    deps: Any = None
+    """The shell's dependencies of this process, built when it starts (caches die with it)."""
+
+
+@dataclass
+class Invocation:
+    """One run of a function entry point, on one instance, in its own greenlet."""
+
+    name: str
+    instance: Instance
+    work: Callable[[], Any]
+    started_us: int = 0
+    glet: greenlet.greenlet | None = None
+    finished: bool = False
+    outcome: str = ""
+    """"ok", "retry" (a RetryableError), "error" (logged and acknowledged) or "killed"."""
+    on_end: Callable[[Invocation], None] | None = None
+    timers: list[Any] = field(default_factory=list)
+    """The reply timers this invocation armed (run at its blocking points)."""
+    lock_depth: int = 0
+
+
+class World:
+    """Virtual time, the scheduler, named random streams, faults and the trace."""
+
+    def __init__(self, seed: int, *, disabled: frozenset[tuple[str, str, int]] = frozenset()):
+        self.seed = seed
+        self.now_us = 0
+        self._heap: list[tuple[int, int, Callable[[], None]]] = []
+        self._seq = 0
+        self._streams: dict[tuple[str, str], random.Random] = {}
+        self._occurrences: dict[tuple[str, str], int] = {}
+        self.disabled = disabled
+        """Fault decisions forced off: (site, entity, occurrence)."""
+        self.fired: list[tuple[str, str, int]] = []
+        """Every fault decision that fired, in order."""
+        self.faults_on = True
+        """False in the quiet phase: no fault fires."""
+        self.trace: list[tuple[Any, ...]] = []
+        self.current: Invocation | None = None
+        self._main = greenlet.getcurrent()
+        self.steps = 0
+
+    # Randomness and faults --------------------------------------------------------
+
+    def stream(self, kind: str, key: str = "") -> random.Random:
+        """The named random stream ``kind/key`` of this seed."""
+        found = self._streams.get((kind, key))
+        if found is None:
+            found = random.Random(stream_seed(self.seed, kind, key))
+            self._streams[(kind, key)] = found
+        return found
+
+    def chance(self, site: str, probability: float, entity: str = "") -> bool:
+        """Whether the fault at ``site`` fires now (drawn from the site's own stream)."""
+        if probability <= 0.0 or not self.faults_on:
+            return False
+        key = (site, entity)
+        occurrence = self._occurrences.get(key, 0)
+        self._occurrences[key] = occurrence + 1
+        if self.stream("fault/" + site, entity).random() >= probability:
+            return False
+        decision = (site, entity, occurrence)
+        if decision in self.disabled:
+            return False
+        self.fired.append(decision)
+        self.log("fault", site, entity, occurrence)
+        return True
+
+    # Time and scheduling ------------------------------------------------------------
+
+    def call_at(self, at_us: int, action: Callable[[], None]) -> None:
+        """Run ``action`` in the scheduler at virtual time ``at_us`` (not before now)."""
+        self._seq += 1
+        heapq.heappush(self._heap, (max(at_us, self.now_us), self._seq, action))
+
+    def call_later(self, delay_us: int, action: Callable[[], None]) -> None:
+        """Run ``action`` in the scheduler ``delay_us`` from now."""
+        self.call_at(self.now_us + delay_us, action)
+
+    def start(self, invocation: Invocation) -> None:
+        """Start ``invocation`` now, in a greenlet of its own."""
+        invocation.started_us = self.now_us
+        invocation.glet = greenlet.greenlet(lambda: self._body(invocation), parent=self._main)
+        invocation.glet.gr_context = contextvars.Context()
+        self.log("start", invocation.name)
+        self._switch_to(invocation)
+
+    def block(self, delay_us: int) -> None:
+        """A scheduling point: park the current invocation for ``delay_us`` (0: yield).
+
+        Raises:
+            Killed: The invocation's instance died meanwhile.
+        """
+        invocation = self.current
+        if invocation is None:
+            raise RuntimeError("a scheduling point outside any invocation")
+        if invocation.instance.dead:
+            raise Killed(invocation.name)
+        self.call_at(self.now_us + delay_us, lambda: self._switch_to(invocation))
+        self.current = None
+        self._main.switch()
+        if invocation.instance.dead:
+            raise Killed(invocation.name)
+
+    def kill(self, instance: Instance, why: str) -> None:
+        """The instance dies: its invocations raise ``Killed`` at their next point."""
+        if not instance.dead:
+            instance.dead = True
+            self.log("kill", instance.name, why)
+
+    def run(self, until_us: int | None = None, max_steps: int | None = None) -> None:
+        """Run scheduled entries in time order until none is left (or ``until_us``)."""
+        heap = self._heap
+        while heap:
+            if until_us is not None and heap[0][0] > until_us:
+                self.now_us = until_us
+                return
+            at, _, action = heapq.heappop(heap)
+            self.now_us = at
+            self.steps += 1
+            action()
+            if max_steps is not None and self.steps >= max_steps:
+                raise RuntimeError(f"no quiescence after {max_steps} steps (a livelock?)")
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing at all is scheduled."""
+        return not self._heap
+
+    def next_time(self) -> int | None:
+        """When the next scheduled entry runs, if any."""
+        return self._heap[0][0] if self._heap else None
+
+    def _switch_to(self, invocation: Invocation) -> None:
+        if invocation.finished or invocation.glet is None:
+            return
+        self.current = invocation
+        invocation.glet.switch()
+        self.current = None
+
+    def _body(self, invocation: Invocation) -> None:
+        outcome = "ok"
+        try:
+            outcome = invocation.work() or "ok"
+        except Killed:
+            outcome = "killed"
+        finally:
+            invocation.finished = True
+            invocation.outcome = outcome
+            self.log("end", invocation.name, outcome)
+            if invocation.on_end is not None:
+                invocation.on_end(invocation)
+
+    # The trace ----------------------------------------------------------------------
+
+    def log(self, kind: str, *fields: Any) -> None:
+        """Add one line to the trace."""
+        self.trace.append((self.now_us, kind, *fields))
+
+    def digest(self) -> str:
+        """A digest of the whole trace: equal for equal runs, byte for byte."""
+        hashed = hashlib.blake2b(digest_size=16)
+        for line in self.trace:
+            hashed.update(repr(line).encode())
+            hashed.update(b"\n")
+        return hashed.hexdigest()
