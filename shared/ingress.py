@@ -31,7 +31,7 @@ from shared.settings import get_settings
 from shared.slack.events import ChatMessage, read_message
 from shared.slack.verify import verify_slack_request
 from shared.slack.web import bot_user_id
-from shared.store import Store, Turn, get_store
+from shared.store import Store, Turn, get_store, session_key
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Reply:
 
 def session_id_for(binding: str, message: ChatMessage) -> str:
     """A session is one Slack thread under one binding."""
-    return f"{binding}-{message.thread_key}"
+    return session_key(binding, message.channel, message.thread_ts)
 
 
 def handle_event(body: bytes, headers: Mapping[str, str]) -> Reply:
@@ -103,8 +103,13 @@ def _take_message(store: Store, message: ChatMessage) -> None:
         )
     )
     if turn.status == "received":
-        publish_turn(session_id, turn.id)
-        store.mark_handed_off(turn.id)
+        hand_off(store, turn)
+
+
+def hand_off(store: Store, turn: Turn) -> None:
+    """Hand a stored turn to ``turn_send`` (the reconcile sweep hands off one this misses)."""
+    publish_turn(turn.session_id, turn.id)
+    store.mark_handed_off(turn.id)
 
 
 def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:

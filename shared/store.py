@@ -44,6 +44,11 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def session_key(binding: str, channel: str, thread_ts: str) -> str:
+    """A session is one Slack thread under one binding."""
+    return f"{binding}-{channel}-{thread_ts}"
+
+
 @dataclass
 class Turn:
     """A person's message to carry to the agent."""
@@ -62,6 +67,8 @@ class Turn:
 
     False for a turn stored before the field existed: unknown text is untrusted."""
     status: TurnStatus = "received"
+    trigger: str | None = None
+    """The trigger that started it (an alert): then no person wrote it, and ``user`` is empty."""
     outcome: str | None = None
     task_id: str | None = None
     attempted: bool = False
@@ -202,25 +209,51 @@ class Store:
         got there first, the session is read again and ``decide`` runs again.
         Returns what was written (or None when nothing was).
         """
-        ref = self._db.collection(SESSIONS).document(session_id)
-        for _ in range(attempts):
-            snapshot = ref.get()
-            current = _session(snapshot.to_dict()) if snapshot.exists else None
-            wanted = decide(current)
+
+        def change(current: dict[str, Any] | None) -> dict[str, Any] | None:
+            wanted = decide(_session(current) if current is not None else None)
             if wanted is None:
                 return None
             wanted.updated_at = now()
+            written.append(wanted)
+            return asdict(wanted)
+
+        written: list[Session] = []
+        if self.change_document(SESSIONS, session_id, change, attempts) is None:
+            return None
+        return written[-1]
+
+    def change_document(
+        self,
+        collection: str,
+        document: str,
+        decide: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+        attempts: int = 20,
+    ) -> dict[str, Any] | None:
+        """Apply ``decide`` to a stored document under a precondition on its update time.
+
+        ``decide`` gets the document's fields (None if it does not exist)
+        and returns the fields to write, or None to change nothing. When
+        another writer got there first, the document is read again and
+        ``decide`` runs again. Returns what was written (None: nothing).
+        """
+        ref = self._db.collection(collection).document(document)
+        for _ in range(attempts):
+            snapshot = ref.get()
+            wanted = decide(snapshot.to_dict() if snapshot.exists else None)
+            if wanted is None:
+                return None
             try:
                 if snapshot.exists:
                     option = self._db.write_option(last_update_time=snapshot.update_time)
-                    ref.update(asdict(wanted), option=option)
+                    ref.update(wanted, option=option)
                 else:
-                    ref.create(asdict(wanted))
+                    ref.create(wanted)
             except (FailedPrecondition, AlreadyExists, NotFound):
                 continue
-            _wrote(SESSIONS, session_id)
+            _wrote(collection, document)
             return wanted
-        raise RuntimeError(f"session {session_id} kept changing under us")
+        raise RuntimeError(f"{collection}/{document} kept changing under us")
 
     def renew_lease(self, session_id: str, turn_id: str, lease: timedelta) -> None:
         """Extend the claim of the turn being carried to at least ``lease`` from now.
