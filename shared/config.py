@@ -14,9 +14,18 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from shared.errors import ConfigError
+from shared.triggers.matchers import Matcher, parse_matcher
 
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
@@ -120,11 +129,76 @@ class Binding(_Strict):
     interactions: Interactions = Field(default_factory=Interactions)
 
 
+class TriggerAuth(_Strict):
+    """How a trigger's requests prove their sender: a bearer token, or an HMAC of the body."""
+
+    type: Literal["bearer", "hmac"]
+    secret_ref: SecretRef = Field(alias="secretRef")
+    header: str | None = Field(None, pattern=r"^[A-Za-z0-9-]+$")
+    """hmac: the header with the hex HMAC-SHA256 (default: the source's own)."""
+    timestamp_header: str | None = Field(None, alias="timestampHeader", pattern=r"^[A-Za-z0-9-]+$")
+    """hmac: a header with the Unix time the sender signed as ``<time>:<body>`` (Grafana's way)."""
+    max_skew: Annotated[timedelta, Field(default=timedelta(minutes=5), alias="maxSkew")]
+
+    _parse_skew = field_validator("max_skew", mode="before")(_duration)
+
+    @model_validator(mode="after")
+    def _hmac_only(self) -> TriggerAuth:
+        if self.type == "bearer" and (self.header or self.timestamp_header):
+            raise ValueError("header and timestampHeader are for type hmac")
+        return self
+
+
+class TriggerLimits(_Strict):
+    """How much one trigger may do."""
+
+    threads_per_hour: int = Field(10, ge=1, alias="threadsPerHour")
+
+
+def _valid_matcher(text: str) -> str:
+    parse_matcher(text)
+    return text
+
+
+SIGNATURE_HEADERS = {
+    "alertmanager": "X-Kourier-Signature",
+    "grafana": "X-Grafana-Alerting-Signature",
+    "generic": "X-Kourier-Signature",
+}
+"""The HMAC header of each source when the trigger names none."""
+
+
+class Trigger(_Strict):
+    """An alert source that opens threads and starts turns on a Binding (``/triggers/<name>``)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")
+    source: Literal["alertmanager", "grafana", "generic"]
+    binding: str
+    channel: str | None = None
+    """Where its threads open: one of the Binding's channels (default: its first)."""
+    auth: TriggerAuth
+    matchers: list[Annotated[str, AfterValidator(_valid_matcher)]] = Field(default_factory=list)
+    """Alertmanager-style label matchers; an alert that fails one is left out."""
+    resolved_starts_turn: bool = Field(False, alias="resolvedStartsTurn")
+    limits: TriggerLimits = Field(default_factory=TriggerLimits)
+
+    @property
+    def label_matchers(self) -> tuple[Matcher, ...]:
+        """The matchers, parsed."""
+        return tuple(parse_matcher(m) for m in self.matchers)
+
+    @property
+    def signature_header(self) -> str:
+        """The header that carries the HMAC signature."""
+        return self.auth.header or SIGNATURE_HEADERS[self.source]
+
+
 class KourierConfig(_Strict):
     """The whole file."""
 
     agent_backends: list[AgentBackend] = Field(alias="agentBackends", min_length=1)
     bindings: list[Binding] = Field(min_length=1)
+    triggers: list[Trigger] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> KourierConfig:
@@ -143,7 +217,27 @@ class KourierConfig(_Strict):
                         f"channel {channel} is bound twice ({seen[channel]} and {binding.name})"
                     )
                 seen[channel] = binding.name
+        self._triggers_resolve()
         return self
+
+    def _triggers_resolve(self) -> None:
+        bindings = {b.name: b for b in self.bindings}
+        names: set[str] = set()
+        for index, trigger in enumerate(self.triggers):
+            binding = bindings.get(trigger.binding)
+            if binding is None:
+                raise ValueError(
+                    f"triggers[{index}].binding: no binding named {trigger.binding!r} "
+                    f"(have {', '.join(bindings)})"
+                )
+            if trigger.channel is not None and trigger.channel not in binding.channels:
+                raise ValueError(
+                    f"triggers[{index}].channel: {trigger.channel} is not a channel of binding "
+                    f"{binding.name} (have {', '.join(binding.channels)})"
+                )
+            if trigger.name in names:
+                raise ValueError(f"triggers[{index}].name: {trigger.name!r} is used twice")
+            names.add(trigger.name)
 
     def binding_for_channel(self, channel: str) -> Binding | None:
         """The binding that listens in ``channel``, if any."""
@@ -157,12 +251,25 @@ class KourierConfig(_Strict):
         """The agent backend called ``name``."""
         return next(b for b in self.agent_backends if b.name == name)
 
+    def trigger(self, name: str) -> Trigger | None:
+        """The trigger called ``name``, if any."""
+        return next((t for t in self.triggers if t.name == name), None)
 
-def _field_path(location: tuple[int | str, ...]) -> str:
-    path = ""
-    for item in location:
-        path += f"[{item}]" if isinstance(item, int) else (f".{item}" if path else str(item))
-    return path
+    def trigger_channel(self, trigger: Trigger) -> str:
+        """The channel where ``trigger`` opens its threads."""
+        return trigger.channel or self.binding(trigger.binding).channels[0]
+
+
+def describe_errors(error: ValidationError) -> str:
+    """Each problem by the path of its field, e.g. ``bindings[0].agentBackend: ...``."""
+    problems = []
+    for item in error.errors():
+        where = ""
+        for part in item["loc"]:
+            where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+        message = item["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
 
 
 def parse_config(text: str, source: str = "config") -> KourierConfig:
@@ -174,12 +281,7 @@ def parse_config(text: str, source: str = "config") -> KourierConfig:
     try:
         return KourierConfig.model_validate(raw if raw is not None else {})
     except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            where = _field_path(tuple(item["loc"]))
-            message = item["msg"].removeprefix("Value error, ")
-            problems.append(f"{where}: {message}" if where else message)
-        raise ConfigError(f"{source}: " + "; ".join(problems)) from None
+        raise ConfigError(f"{source}: {describe_errors(error)}") from None
 
 
 @lru_cache(maxsize=4)

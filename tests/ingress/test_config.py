@@ -86,3 +86,67 @@ def test_a_bad_file_fails_with_a_message_naming_the_field(
 def test_a_file_that_is_not_yaml_says_so() -> None:
     with pytest.raises(ConfigError, match="not valid YAML"):
         parse_config("agentBackends: [", source="kourier.yaml")
+
+
+TRIGGERS = """
+triggers:
+  - name: prod-alerts
+    source: alertmanager
+    binding: sre
+    auth: {type: bearer, secretRef: {name: am-token}}
+    matchers: ["severity=~critical|warning", "env!=dev"]
+  - name: grafana
+    source: grafana
+    binding: ops
+    channel: C0OPS
+    auth:
+      type: hmac
+      secretRef: {name: grafana-hmac}
+      timestampHeader: X-Grafana-Alerting-Timestamp
+    resolvedStartsTurn: true
+    limits: {threadsPerHour: 3}
+"""
+
+
+def test_triggers_load_with_their_defaults() -> None:
+    config = parse_config(GOOD + TRIGGERS)
+
+    prod = config.trigger("prod-alerts")
+    assert prod is not None
+    assert config.trigger_channel(prod) == "C0123456789", "the Binding's first channel"
+    assert [m.label for m in prod.label_matchers] == ["severity", "env"]
+    assert not prod.resolved_starts_turn and prod.limits.threads_per_hour == 10
+    grafana = config.trigger("grafana")
+    assert grafana is not None
+    assert grafana.signature_header == "X-Grafana-Alerting-Signature"
+    assert grafana.auth.max_skew == timedelta(minutes=5)
+    assert grafana.resolved_starts_turn and grafana.limits.threads_per_hour == 3
+    assert config.trigger("nope") is None
+    assert parse_config(GOOD).triggers == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("binding: sre", "binding: ser"), "triggers[0].binding: no binding named 'ser'"),
+        (("channel: C0OPS", "channel: C0123456789"), "triggers[1].channel: C0123456789 is not"),
+        (("name: grafana", "name: prod-alerts"), "triggers[1].name: 'prod-alerts' is used twice"),
+        (("name: grafana", "name: Grafana/x"), "triggers[1].name"),
+        (("source: grafana", "source: nagios"), "triggers[1].source"),
+        (("env!=dev", "env!~("), "triggers[0].matchers[1]: 'env!~(': not a regular expression"),
+        (("env!=dev", "env"), "triggers[0].matchers[1]: 'env' is not a matcher"),
+        (("threadsPerHour: 3", "threadsPerHour: 0"), "triggers[1].limits.threadsPerHour"),
+        (("type: hmac", "type: basic"), "triggers[1].auth.type"),
+        (
+            ("type: bearer, secretRef", "type: bearer, header: X-A, secretRef"),
+            "triggers[0].auth: header and timestampHeader are for type hmac",
+        ),
+        (("secretRef: {name: am-token}", "secret: am-token"), "triggers[0].auth.secretRef"),
+    ],
+)
+def test_a_bad_trigger_fails_at_load_naming_the_field(
+    change: tuple[str, str], message: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(GOOD + TRIGGERS.replace(*change, 1), source="kourier.yaml")
+    assert message in str(error.value)
