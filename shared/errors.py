@@ -23,3 +23,11 @@ class RetryableError(KourierError):
 
 class SlackRequestRejected(KourierError):
     """A Slack callback failed verification (signature, timestamp, shape)."""
+
+
+class TriggerRejected(KourierError):
+    """A trigger request failed authentication (bearer token or HMAC signature)."""
+
+
+class PayloadRejected(KourierError):
+    """A trigger's body is not a notification Kourier can read; the message names the field."""
