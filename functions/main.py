@@ -16,7 +16,7 @@ from shared import entrypoints
 
 @functions_framework.http
 def chat_ingress(request: Request) -> Response:
-    """Slack Events API (/slack/events) and Interactivity (/slack/interactivity)."""
+    """Slack Events API (/slack/events), Interactivity (/slack/interactivity), alerts (/triggers/<name>)."""
     return entrypoints.chat_ingress(request)
 
 

@@ -20,13 +20,14 @@ from shared import engine, ingress, reconciler
 from shared.a2a.trace import current_trace, trace_from_headers
 from shared.errors import RetryableError
 from shared.logs import configure_logging
+from shared.triggers.route import TRIGGERS_PREFIX, handle_trigger
 
 configure_logging()
 log = structlog.get_logger()
 
 
 def chat_ingress(request: Request) -> Response:
-    """Route Slack's two callbacks and the health check."""
+    """Route Slack's two callbacks, the triggers and the health check."""
     if request.method == "GET" and request.path.rstrip("/") in ("/healthz", ""):
         report = reconciler.health()
         return _json(report, 200 if report["ok"] else 503)
@@ -36,10 +37,14 @@ def chat_ingress(request: Request) -> Response:
         "/slack/events": ingress.handle_event,
         "/slack/interactivity": ingress.handle_interaction,
     }
-    handler = handlers.get(request.path.rstrip("/"))
-    if handler is None:
+    path = request.path.rstrip("/")
+    if path.startswith(TRIGGERS_PREFIX):
+        name = path.removeprefix(TRIGGERS_PREFIX)
+        reply = handle_trigger(name, request.get_data(cache=False), request.headers)
+    elif path in handlers:
+        reply = handlers[path](request.get_data(cache=False), request.headers)
+    else:
         return Response("not found", 404)
-    reply = handler(request.get_data(cache=False), request.headers)
     return (
         _json(reply.body, reply.status)
         if isinstance(reply.body, dict)

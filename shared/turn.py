@@ -690,6 +690,13 @@ class TurnRun:
     def _message(self) -> OutgoingMessage:
         if self.answering is not None:
             return answer_message(self.answering.current, self.answering.answer_message_id)
+        if self.turn.trigger:
+            # A turn a trigger started: no person wrote it, so no actor and no prefix.
+            return OutgoingMessage(
+                message_id=self.turn.message_id,
+                text=self.turn.text,
+                context_id=self.session.context_id,
+            )
         actor = actor_for(self.store, self.turn.user)
         return OutgoingMessage(
             message_id=self.turn.message_id,
