@@ -180,7 +180,7 @@ class Trigger(_Strict):
     matchers: list[Annotated[str, AfterValidator(_valid_matcher)]] = Field(default_factory=list)
     """Alertmanager-style label matchers; an alert that fails one is left out."""
     resolved_starts_turn: bool = Field(False, alias="resolvedStartsTurn")
-    limits: TriggerLimits = Field(default_factory=TriggerLimits)
+    limits: TriggerLimits = TriggerLimits.model_validate({})
 
     @property
     def label_matchers(self) -> tuple[Matcher, ...]:

@@ -40,7 +40,7 @@ def chat_ingress(request: Request) -> Response:
     path = request.path.rstrip("/")
     if path.startswith(TRIGGERS_PREFIX):
         name = path.removeprefix(TRIGGERS_PREFIX)
-        reply = handle_trigger(name, request.get_data(cache=False), request.headers)
+        reply = handle_trigger(name, request.get_data(cache=False), dict(request.headers))
     elif path in handlers:
         reply = handlers[path](request.get_data(cache=False), request.headers)
     else:

@@ -63,7 +63,7 @@ class TriggerRecords:
         )
         turn_ref = self._db.collection(TURNS).document(turn.id)
 
-        @firestore.transactional  # type: ignore[untyped-decorator]
+        @firestore.transactional
         def record(transaction: firestore.Transaction) -> bool:
             snapshot = ref.get(transaction=transaction)
             if not snapshot.exists or _thread(snapshot.to_dict()) != claim:
