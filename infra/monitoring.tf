@@ -14,6 +14,11 @@ locals {
       event       = "credential_rejected"
       description = "Calls to an agent answered with HTTP 401 or 403: the binding's credentials were rejected."
     }
+    cancels_failed = {
+      name        = "agentkourier_cancels_failed_total"
+      event       = "cancel_failed"
+      description = "Tasks Kourier cancelled whose CancelTask kept failing: the thread was told whether the task still runs."
+    }
     turns_failed = {
       name        = "agentkourier_turns_failed_total"
       event       = "turn_failed"

@@ -53,7 +53,7 @@ from shared.a2a.errors import (
 from shared.config import load_config
 from shared.core import notices
 from shared.core.answers import ApprovalLedger, Decision, Denial, answer_message, progress_for
-from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskStatus
+from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
 from shared.core.outcome import final_notice
 from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.core.reply import ReplyAssembler
@@ -95,6 +95,9 @@ log = structlog.get_logger()
 
 QUESTION_TIMER = "question-"
 """Timers named so wake a paused turn whose question waited too long."""
+
+CANCEL_ATTEMPTS = 3
+"""CancelTask is tried this many times before the task is read to see whether it stopped."""
 
 DONE_TURNS_KEPT = timedelta(days=30)
 """A finished turn is kept this long (Firestore's TTL deletes it after)."""
@@ -227,8 +230,8 @@ class TurnRun:
                     pending.extend(self._read_task())
                 case LookUp():
                     pending.extend(self._look_up())
-                case Cancel():
-                    self._cancel()
+                case Cancel(notice=notice):
+                    self._cancel(notice)
                 case WaitUntil(at=at, timer=timer):
                     if at - time.time() <= self.settings.inline_wait_seconds and (
                         time.monotonic() + (at - time.time()) < self.deadline
@@ -342,19 +345,44 @@ class TurnRun:
             return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
         return self._handle(LookedUp(task.id if task else None))
 
-    def _cancel(self) -> None:
-        task_id = self.machine.state.task_id if self.machine else None
-        if not task_id:
-            return
-        for attempt in range(3):
+    def _cancel(self, notice: notices.CancelNotice) -> None:
+        """Cancel the task, then tell the thread ``notice`` as it went (contract, Methods).
+
+        CancelTask is tried a few times. When it still fails, the task is read
+        with GetTask: one that reads as ended has stopped; otherwise the
+        thread is told the task could not be stopped, and the failure is
+        logged as ``cancel_failed`` (the log-based metric
+        ``agentkourier_cancels_failed_total``).
+        """
+        task_id = self._task_id_or_none()
+        stopped = task_id is None or self._cancelled(task_id)
+        self.reply.notice(notice.after(stopped))
+
+    def _cancelled(self, task_id: str) -> bool:
+        """Whether the task stopped: cancelled, or read as ended after the cancel failed."""
+        failures: list[str] = []
+        for attempt in range(CANCEL_ATTEMPTS):
+            if attempt:
+                time.sleep(0.5 * attempt)
             try:
                 self.client.cancel(task_id)
-                return
+                return True
             except AgentError as error:
-                log.warning(
-                    "cancel_failed", turn=self.turn.id, attempt=attempt, error=type(error).__name__
-                )
-                time.sleep(0.5 * (attempt + 1))
+                failures.append(type(error).__name__)
+        try:
+            state: TaskState | None = self.client.get_task(task_id).status.state
+        except AgentError as error:
+            state, failures = None, [*failures, f"GetTask: {type(error).__name__}"]
+        stopped = state is not None and state.is_terminal
+        log.warning(
+            "cancel_failed",
+            turn=self.turn.id,
+            task=task_id,
+            errors=failures,
+            task_state=state,
+            stopped=stopped,
+        )
+        return stopped
 
     # Showing ------------------------------------------------------------------
 
@@ -420,8 +448,7 @@ class TurnRun:
         interactions = self.binding.interactions
         asks_question = not isinstance(pause, ToolApprovalRequest)
         if asks_question and interactions.questions is None:
-            self._cancel()
-            self.reply.notice(notices.QUESTIONS_NOT_ALLOWED)
+            self._cancel(notices.QUESTIONS_NOT_ALLOWED)
             self._end_question(existing)
             return False
         if self.answering is not None and self.answering.key != pause.key:
@@ -486,8 +513,7 @@ class TurnRun:
 
     def _refuse_pause(self, reason: str) -> bool:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
-        self._cancel()
-        self.reply.notice(notices.UNUSABLE_PAUSE)
+        self._cancel(notices.UNUSABLE_PAUSE)
         return False
 
     def _question_timed_out(self, key: str) -> None:
@@ -534,8 +560,7 @@ class TurnRun:
             self.questions.audit(question, tuple(decisions))
             self._send_answer(question)
             return
-        self._cancel()
-        self.reply.notice(notices.QUESTION_TIMED_OUT)
+        self._cancel(notices.QUESTION_TIMED_OUT)
         self._finish_turn("question_timed_out")
 
     def _send_answer(self, question: OpenQuestion) -> None:

@@ -7,6 +7,7 @@ No notice ever includes an agent's own error message.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 KOURIER_MARK = "Agent Kourier"
@@ -33,15 +34,53 @@ TASK_CANCELED = "The agent's task was canceled."
 NO_STREAMING = "agent card does not offer streaming"
 CREDENTIALS_REJECTED = "the agent rejected Agent Kourier's credentials"
 IDENTITY_REFUSED = "the agent refused this identity for the conversation"
-UNUSABLE_PAUSE = (
-    "The agent paused in a way Agent Kourier cannot show here, so its task was cancelled."
-)
 SESSION_GONE = "The agent lost this conversation. Your next message starts a new one."
 AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free."
 CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
-NO_SIGN_OF_LIFE = "The agent's task showed no sign of life for an hour, so it was cancelled."
-ANSWER_REJECTED = "The agent did not take the answer, so its task was cancelled."
-QUESTIONS_NOT_ALLOWED = "The agent asked a question, but this Binding does not allow questions, so its task was cancelled."
+
+
+@dataclass(frozen=True)
+class CancelNotice:
+    """What the thread is told when Agent Kourier cancels a task: two sentences, both true.
+
+    ``stopped`` is said when the cancel succeeded or the task reads as ended
+    after it; ``not_stopped`` when the cancel failed (kagent refuses every
+    cancel) and the task may still run.
+    """
+
+    stopped: str
+    not_stopped: str
+
+    def after(self, stopped: bool) -> str:
+        """The sentence for what the cancel did."""
+        return self.stopped if stopped else self.not_stopped
+
+
+_MAY_STILL_RUN = "Agent Kourier could not stop its task, which may still be running."
+
+UNUSABLE_PAUSE = CancelNotice(
+    "The agent paused in a way Agent Kourier cannot show here, so its task was cancelled.",
+    f"The agent paused in a way Agent Kourier cannot show here. {_MAY_STILL_RUN}",
+)
+NO_SIGN_OF_LIFE = CancelNotice(
+    "The agent's task showed no sign of life for an hour, so it was cancelled.",
+    "The agent's task showed no sign of life for an hour. "
+    "Agent Kourier could not stop it, and it may still be running.",
+)
+ANSWER_REJECTED = CancelNotice(
+    "The agent did not take the answer, so its task was cancelled.",
+    f"The agent did not take the answer. {_MAY_STILL_RUN}",
+)
+QUESTIONS_NOT_ALLOWED = CancelNotice(
+    "The agent asked a question, but this Binding does not allow questions, "
+    "so its task was cancelled.",
+    f"The agent asked a question, but this Binding does not allow questions. {_MAY_STILL_RUN}",
+)
+QUESTION_TIMED_OUT = CancelNotice(
+    "No one answered in time, so the agent's task was cancelled.",
+    "No one answered in time. "
+    "Agent Kourier could not stop the agent's task, which may still be running.",
+)
 
 # Prompts for questions and tool approvals: labels, outcomes, refusals.
 APPROVE = "Approve"
@@ -65,7 +104,6 @@ REJECTED_BY = "Rejected by {who}"
 ANSWERED_BY = "Answered by {who}"
 SHOWN_DENIED_TIMEOUT = "Denied: no one decided in time"
 SHOWN_DENIED_NOT_ALLOWED = "Denied: this Binding does not allow tool approvals"
-QUESTION_TIMED_OUT = "No one answered in time, so the agent's task was cancelled."
 SHOWN_QUESTION_TIMED_OUT = "No one answered in time"
 NOT_AN_APPROVER = "Only this Binding's approvers can approve or reject these tool calls."
 QUESTION_CLOSED = "This question is closed."

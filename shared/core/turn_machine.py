@@ -39,7 +39,9 @@ The rules, from the agent contract:
   the outcome (never a task state, whose notice would follow). Session gone
   ends the turn and the next starts anew.
 - A task that shows no sign of life for an hour after its stream was lost is
-  cancelled.
+  cancelled. A cancel tells the thread what it did (``Cancel.notice``): the
+  task was cancelled, or it could not be stopped; the thread is told after
+  the cancel was tried, never before.
 - Retry-After is a lower bound on the wait before any call is tried again,
   up to a day.
 - A timer names its wait: one from an earlier wait, or fired twice, does
@@ -133,7 +135,9 @@ class LookUp:
 
 @dataclass(frozen=True)
 class Cancel:
-    """Cancel the task on the agent."""
+    """Cancel the task on the agent, then tell the thread ``notice`` as the cancel went."""
+
+    notice: notices.CancelNotice
 
 
 @dataclass(frozen=True)
@@ -399,7 +403,7 @@ class TurnMachine:
         if failure == Failure.SESSION_GONE:
             return [Notify(notices.SESSION_GONE), *self._finish("session_gone")]
         if failure == Failure.ANSWER_REJECTED:
-            return [Cancel(), Notify(notices.ANSWER_REJECTED), *self._finish("answer_rejected")]
+            return [Cancel(notices.ANSWER_REJECTED), *self._finish("answer_rejected")]
         events, s.events_in_stream = s.events_in_stream, 0
         if s.phase == Phase.READ:
             if s.settling_update:  # the final read failed: the stream counts as dropped
@@ -496,11 +500,11 @@ class TurnMachine:
         return now - last >= self.timings.no_sign_of_life
 
     def _abandon(self) -> list[Action]:
-        return [Cancel(), Notify(notices.NO_SIGN_OF_LIFE), *self._finish("no_sign_of_life")]
+        return [Cancel(notices.NO_SIGN_OF_LIFE), *self._finish("no_sign_of_life")]
 
     def _settled(self, state: TaskState) -> list[Action]:
         if state == TaskState.AUTH_REQUIRED:
-            return [Notify(notices.UNUSABLE_PAUSE), Cancel(), *self._finish("auth_required")]
+            return [Cancel(notices.UNUSABLE_PAUSE), *self._finish("auth_required")]
         if state == TaskState.INPUT_REQUIRED:
             return self._finish("input_required")
         return self._finish(state.value)

@@ -195,16 +195,16 @@ TASK_STATE_ROWS = [
         for state in SETTLED_STATES
     ],
     Row(
-        "auth-required: the thread is told, the task cancelled, the turn ends",
+        "auth-required: the task is cancelled, then the thread told what the cancel did",
         [
             start(),
             at(1, snapshot(TaskState.AUTH_REQUIRED)),
-            at(2, CLOSED, Notify(notices.UNUSABLE_PAUSE), Cancel(), Finish("auth_required")),
+            at(2, CLOSED, Cancel(notices.UNUSABLE_PAUSE), Finish("auth_required")),
         ],
         done("auth_required"),
     ),
     Row(
-        "auth-required found by the final read: told, cancelled, ended",
+        "auth-required found by the final read: cancelled, then told, ended",
         [
             start(),
             at(1, status(WORKING)),
@@ -213,8 +213,7 @@ TASK_STATE_ROWS = [
             at(
                 3,
                 TaskRead(TaskState.AUTH_REQUIRED),
-                Notify(notices.UNUSABLE_PAUSE),
-                Cancel(),
+                Cancel(notices.UNUSABLE_PAUSE),
                 Finish("auth_required"),
             ),
         ],
@@ -654,6 +653,20 @@ FAIL_AT_ONCE_ROWS = [
         )
         for site in ("GetTask", "SubscribeToTask")
     ],
+    Row(
+        "an answer the agent rejects (-32603): the task is cancelled, then the thread told",
+        [
+            at(0, Started("1.0", True), Send()),
+            at(
+                1,
+                fail(Failure.ANSWER_REJECTED),
+                Cancel(notices.ANSWER_REJECTED),
+                Finish("answer_rejected"),
+            ),
+        ],
+        {"phase": Phase.DONE, "outcome": "answer_rejected", "task_id": "t-paused"},
+        task_id="t-paused",
+    ),
 ]
 
 # No sign of life -------------------------------------------------------------
@@ -675,8 +688,7 @@ NO_SIGN_OF_LIFE_ROWS = [
             at(
                 112.5,
                 TaskRead(WORKING, changed=False),
-                Cancel(),
-                Notify(notices.NO_SIGN_OF_LIFE),
+                Cancel(notices.NO_SIGN_OF_LIFE),
                 Finish("no_sign_of_life"),
             ),
         ],
@@ -711,8 +723,7 @@ NO_SIGN_OF_LIFE_ROWS = [
             at(
                 110,
                 fail(Failure.UNKNOWN),
-                Cancel(),
-                Notify(notices.NO_SIGN_OF_LIFE),
+                Cancel(notices.NO_SIGN_OF_LIFE),
                 Finish("no_sign_of_life"),
             ),
         ],
@@ -976,7 +987,7 @@ def test_a_turn_that_ends_is_told_why_once(row: Row) -> None:
     )
     state = run(row)
     assert state.outcome is not None
-    told = [action for action in ending.actions if isinstance(action, Notify)]
+    told = [action for action in ending.actions if isinstance(action, Notify | Cancel)]
     picked = final_notice(state.outcome, has_answer_text=True, status=None)
     assert len(told) + (picked is not None) <= 1, (told, picked)
 

@@ -40,6 +40,9 @@ from shared.a2a.discovery import CARD_PATH
 COMPLETED = "TASK_STATE_COMPLETED"
 WORKING = "TASK_STATE_WORKING"
 SUBMITTED = "TASK_STATE_SUBMITTED"
+CANCELED = "TASK_STATE_CANCELED"
+AUTH_REQUIRED = "TASK_STATE_AUTH_REQUIRED"
+ENDED = (COMPLETED, CANCELED)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,11 @@ class Script:
     does not keep them."""
     first_answer: list[dict[str, Any]] | None = None
     """The first send of each messageId is answered with these results alone, and not taken."""
+    stays_in: list[str] = field(default_factory=list)
+    """The states the first tasks stay in after their pieces, one per task in order, instead of
+    completing: paused (auth-required), or working and silent for ever. Later tasks complete."""
+    cancelable: bool = False
+    """Whether CancelTask cancels a running task (else every cancel is refused with -32002)."""
     reached: threading.Event = field(default_factory=threading.Event)
     """Set when a held request is being held."""
     released: threading.Event = field(default_factory=threading.Event)
@@ -156,8 +164,13 @@ class AgentTask:
 
     @property
     def ended(self) -> bool:
-        """Whether the task has settled."""
+        """Whether the task has ended for good."""
         return self.ended_at is not None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the task has ended or paused: its streams end."""
+        return self.state not in (SUBMITTED, WORKING)
 
     def snapshot(self) -> dict[str, Any]:
         """The task as GetTask, ListTasks and SubscribeToTask show it (1.0 JSON)."""
@@ -374,7 +387,13 @@ class FaultyAgent:
         exchange.json(_result({"tasks": [t.snapshot() for t in tasks], "nextPageToken": ""}))
 
     def _cancel_task(self, exchange: Exchange, params: dict[str, Any]) -> None:
-        exchange.json(_error(-32002, "not cancelable"))
+        task = self.tasks.get(str(params.get("id")))
+        if task is None or not self.script.cancelable or task.ended:
+            exchange.json(_error(-32002, "not cancelable"))
+            return
+        self._status(task, CANCELED)
+        with task.changed:
+            exchange.json(_result(task.snapshot()))
 
     # Tasks -------------------------------------------------------------------------
 
@@ -386,12 +405,13 @@ class FaultyAgent:
             self.overlaps += [(str(message.get("messageId")), t.id) for t in running]
             task = AgentTask(f"task-{number}", context_id, message)
             self.tasks[task.id] = task
+            stays_in = script.stays_in.pop(0) if script.stays_in else COMPLETED
         self._record(task, {"task": task.snapshot()})
-        threading.Thread(target=self._play, args=(task, script), daemon=True).start()
+        threading.Thread(target=self._play, args=(task, script, stays_in), daemon=True).start()
         return task
 
-    def _play(self, task: AgentTask, script: Script) -> None:
-        """Run the task: its events, ``script.gap`` apart, then completed."""
+    def _play(self, task: AgentTask, script: Script, ends_in: str = COMPLETED) -> None:
+        """Run the task: its events, ``script.gap`` apart, then ``ends_in`` (completed)."""
         self._pause(script.gap)
         self._status(task, WORKING)
         for piece in script.pieces:
@@ -407,7 +427,8 @@ class FaultyAgent:
             result = {"id": piece.call_id, "name": piece.name, "response": {"ok": True}}
             self._artifact(task, _tool_part("function_response", result))
         self._pause(script.gap)
-        self._status(task, COMPLETED)
+        if not task.ended:  # not cancelled meanwhile
+            self._status(task, ends_in)
 
     def _pause(self, seconds: float) -> None:
         self._stopping.wait(seconds)
@@ -421,7 +442,7 @@ class FaultyAgent:
                 "status": {"state": state, "timestamp": task.stamp},
             }
             self._record(task, {"statusUpdate": update})
-            if state == COMPLETED:
+            if state in ENDED:
                 task.ended_at = time.time()
 
     def _artifact(self, task: AgentTask, part: dict[str, Any]) -> None:
@@ -443,11 +464,11 @@ class FaultyAgent:
             task.changed.notify_all()
 
     def _events(self, task: AgentTask, start: int) -> Iterator[dict[str, Any]]:
-        """The task's events from index ``start``, as they happen, until it has ended."""
+        """The task's events from index ``start``, as they happen, until it has ended or paused."""
         index = start
         while True:
             with task.changed:
-                while index >= len(task.log) and not task.ended and not self._stopping.is_set():
+                while index >= len(task.log) and not task.settled and not self._stopping.is_set():
                     task.changed.wait(0.5)
                 if index >= len(task.log):
                     return

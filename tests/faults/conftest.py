@@ -69,6 +69,9 @@ FOLLOW_BUDGET = 4.0
 LEASE_MARGIN = 6.0
 """A dead function's turn is taken over this long after its budget ran out."""
 BUSY_NOTICE = 3.0
+NO_SIGN_OF_LIFE = 12.0
+"""Seconds a task whose stream was lost may show no change before it is cancelled (an hour in
+production); more than twice the longest quiet spell of any test's task."""
 TIMINGS = {
     "KOURIER_FOLLOW_BUDGET_SECONDS": str(FOLLOW_BUDGET),
     "KOURIER_LEASE_MARGIN_SECONDS": str(LEASE_MARGIN),
@@ -80,6 +83,7 @@ TIMINGS = {
     "KOURIER_GIVE_UP_SECONDS": "120",
     "KOURIER_REREAD_AFTER_DROP_SECONDS": "0.3",
     "KOURIER_INLINE_WAIT_SECONDS": "0.5",
+    "KOURIER_NO_SIGN_OF_LIFE_SECONDS": str(NO_SIGN_OF_LIFE),
 }
 RECONCILE_EVERY = 1.5
 PAUSE_TIMEOUT = 20.0
@@ -128,7 +132,12 @@ class Seen:
     """Step cards left running when their stream stopped (Slack shows them as failed)."""
 
 
-KNOWN_NOTICES = {value for value in vars(notices).values() if isinstance(value, str)}
+KNOWN_NOTICES = {value for value in vars(notices).values() if isinstance(value, str)} | {
+    sentence
+    for value in vars(notices).values()
+    if isinstance(value, notices.CancelNotice)
+    for sentence in (value.stopped, value.not_stopped)
+}
 
 
 def read_reply(messages: list[Message]) -> Seen:

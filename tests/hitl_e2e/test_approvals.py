@@ -314,7 +314,7 @@ def test_an_answer_the_agent_refuses_with_32603_cancels_the_task_and_tells_the_t
     )
     thread.click(thread.prompt(), "approve:0")
 
-    thread.notice(notices.ANSWER_REJECTED)
+    thread.notice(notices.ANSWER_REJECTED.stopped)
 
     hitl.wait_for(conversation.cancels, "cancelled")
     assert [r.method for r in conversation.received if r.method != "GetTask"] == [

@@ -212,7 +212,7 @@ def test_a_text_question_no_one_answers_in_time_cancels_the_task(hitl: Hitl) -> 
 
     thread.updated(prompt, notices.SHOWN_QUESTION_TIMED_OUT)
 
-    thread.notice(notices.QUESTION_TIMED_OUT)
+    thread.notice(notices.QUESTION_TIMED_OUT.stopped)
     [cancel] = hitl.wait_for(conversation.cancels, "cancelled")
     assert cancel.params["id"] == conversation.task_id
     assert not conversation.answers()

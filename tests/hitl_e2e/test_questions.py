@@ -233,7 +233,7 @@ def test_a_question_on_a_binding_that_allows_none_cancels_the_task(
         Stage(pause=hitl_pause(ask("ask-5", question("Which region?", "eu", "us")))),
     )
 
-    thread.notice(notices.QUESTIONS_NOT_ALLOWED)
+    thread.notice(notices.QUESTIONS_NOT_ALLOWED.stopped)
 
     [cancel] = hitl.wait_for(conversation.cancels, "cancelled")
     assert cancel.params["id"] == conversation.task_id
@@ -252,7 +252,7 @@ def test_a_question_no_one_answers_in_time_cancels_the_task(hitl: Hitl) -> None:
     timed_out = thread.updated(prompt, notices.SHOWN_QUESTION_TIMED_OUT)
 
     assert not timed_out.action_ids()
-    thread.notice(notices.QUESTION_TIMED_OUT)
+    thread.notice(notices.QUESTION_TIMED_OUT.stopped)
     [cancel] = hitl.wait_for(conversation.cancels, "cancelled")
     assert cancel.params["id"] == conversation.task_id
     assert not conversation.answers()
