@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from local.stack import DEMO_CHANNEL, REPO, StackPorts, running_stack
+from local.stack import DEMO_APPROVER, DEMO_CHANNEL, REPO, StackPorts, running_stack
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,10 +24,36 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("backend")
     check.add_argument("--probe", action="store_true", help="also send one probe turn")
     commands.add_parser("sim", help="run the deterministic simulator (--seeds N, --seed S)")
-    say = commands.add_parser("say", help="post a message to the local stack as a Slack user")
-    say.add_argument("text")
+    say = commands.add_parser(
+        "say",
+        help="talk to the local stack as a Slack user, or answer its prompt (needs ./kourier up)",
+        description="Post a message as a Slack user and print the thread once the agent "
+        "answered; or answer the thread's prompt by the labels it shows. Needs ./kourier up "
+        "running in another terminal.",
+    )
+    say.add_argument("text", nargs="?", help="the message (mentions the bot)")
     say.add_argument("--channel", default=DEMO_CHANNEL)
-    say.add_argument("--thread", default=None, help="ts of the thread to reply in")
+    say.add_argument(
+        "--thread", help="ts of the thread (say prints it); answers default to the newest"
+    )
+    say.add_argument(
+        "--user", default=DEMO_APPROVER, help="who acts (default %(default)s, an approver)"
+    )
+    say.add_argument("--click", metavar="LABEL", help='press a button, e.g. "Approve"')
+    say.add_argument(
+        "--choose", action="append", default=[], metavar="CHOICE", help="pick a choice (repeat)"
+    )
+    say.add_argument(
+        "--text",
+        action="append",
+        default=[],
+        dest="texts",
+        metavar="ANSWER",
+        help="answer a question in words (one per question)",
+    )
+    say.add_argument(
+        "--wait", type=float, default=180.0, help="seconds to wait for the thread to settle"
+    )
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("test", "sim"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -47,11 +73,19 @@ def main(argv: list[str] | None = None) -> int:
 
         return check_main([args.backend, *(["--probe"] if args.probe else [])])
     if args.command == "say":
-        from local.slack_standin import main as standin_main
+        from local import say as saying
 
-        thread = ["--thread", args.thread] if args.thread else []
-        url = f"http://127.0.0.1:{StackPorts.from_env().slack}"
-        return standin_main(["say", "--url", url, "--channel", args.channel, *thread, args.text])
+        request = saying.Say(
+            channel=args.channel,
+            user=args.user,
+            text=args.text,
+            thread=args.thread,
+            click=args.click,
+            choose=args.choose,
+            texts=args.texts,
+            wait=args.wait,
+        )
+        return saying.main(request, f"http://127.0.0.1:{StackPorts.from_env().slack}")
     return 2
 
 

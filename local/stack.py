@@ -5,7 +5,8 @@ end-to-end tests (on their own ports), so the tests run exactly what a user
 runs. Each function is its own functions-framework process on its own port,
 as deployed. When ``SLACK_API_URL`` or ``KOURIER_CONFIG`` is already set, the
 stack uses it instead of starting its own Slack stand-in or writing the demo
-config, so it can be driven from outside.
+config, so it can be driven from outside. With the demo agent, two waits are
+shorter (``DEMO_TIMINGS``), so a hand-over and a busy agent show quickly.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ FUNCTIONS = ("chat_ingress", "turn_send", "stream_follow", "reconcile", "timeout
 DEMO_CHANNEL = "C0123456789"
 DEMO_APPROVER = "U0ALICE"
 """The stand-in's default user, an approver of the demo binding (its other user, U0BOB, is not)."""
+DEMO_TIMINGS = {
+    "KOURIER_FOLLOW_BUDGET_SECONDS": "60",
+    "KOURIER_BUSY_NOTICE_SECONDS": "20",
+}
+"""With the demo agent, a stream is handed over after a minute and a busy agent reported after
+20 s (in the cloud: 8 and 2 minutes), so the demo shows both quickly; the environment wins."""
 DEFAULT_SIGNING_SECRET = "local-signing-secret"
 DEFAULT_BOT_TOKEN = "xoxb-local-kourier"
 
@@ -183,6 +190,7 @@ def running_stack(
             config_path = str(config_file)
 
         function_env = {
+            **({} if agent_url is None else DEMO_TIMINGS),  # base_env (the environment) wins
             **base_env,
             **(extra_env or {}),
             "SLACK_API_URL": slack_api_url,

@@ -295,8 +295,9 @@ class Busy:
 
 async def essay(turn: DemoTurn) -> None:
     await turn.say(f"Here is an answer in {ESSAY_PARAGRAPHS} paragraphs, too long for one message.")
-    for number in range(1, ESSAY_PARAGRAPHS + 1):
-        await turn.say(f"\n\n**{number}.** {_ESSAY_SENTENCES}")
+    paragraphs = [f"\n\n**{n}.** {_ESSAY_SENTENCES}" for n in range(1, ESSAY_PARAGRAPHS + 1)]
+    for start in range(0, ESSAY_PARAGRAPHS, 3):
+        await turn.say("".join(paragraphs[start : start + 3]))
     await turn.say("\n\nThat is the end of the essay.", last=True)
     await turn.complete()
 

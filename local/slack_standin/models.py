@@ -407,5 +407,11 @@ def render_block(block: Block) -> list[str]:
 
 
 def _render_element(element: dict[str, Any]) -> str:
+    if element.get("type") == "checkboxes":
+        ticked = {str(o.get("value")) for o in element.get("initial_options", [])}
+        return " ".join(
+            f"[{'x' if str(o.get('value')) in ticked else ' '}] {_text_of(o.get('text'))}"
+            for o in element.get("options", [])
+        )
     label = _text_of(element.get("text")) or _text_of(element.get("placeholder"))
     return f"[{label or element.get('action_id', element.get('type'))}]"
