@@ -9,20 +9,37 @@ import sys
 import threading
 from pathlib import Path
 
-from local.stack import DEMO_APPROVER, DEMO_CHANNEL, REPO, StackPorts, running_stack
+from local.stack import DEMO_APPROVER, DEMO_CHANNEL, REPO, Stack, StackPorts, running_stack
+
+COMMANDS = """\
+commands, and what each needs running:
+  up                    nothing: it starts the whole local stack (emulators, functions,
+                        Slack stand-in, demo agent) and runs until Ctrl-C
+  say                   ./kourier up, running in another terminal
+  agent check BACKEND   the agent, running; and a config: $KOURIER_CONFIG, or else the
+                        one ./kourier up wrote ({config})
+  test                  nothing: the tests start what they need on ports of their own
+  sim                   nothing: the simulator runs everything in one process
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
     """Dispatch a subcommand."""
-    parser = argparse.ArgumentParser(prog="kourier", description="Agent Kourier")
-    commands = parser.add_subparsers(dest="command", required=True)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["agent", "check"]:
+        return _agent_check(argv[2:])  # the check's own options and --help
+    parser = argparse.ArgumentParser(
+        prog="kourier",
+        description="Agent Kourier, on this machine.",
+        epilog=COMMANDS.format(config=_state_dir() / "kourier.yaml"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("up", help="run the whole local stack with the demo agent")
     commands.add_parser("test", help="run the test suite (other arguments go to pytest)")
-    agent = commands.add_parser("agent", help="agent tools")
+    agent = commands.add_parser("agent", help="agent tools: check BACKEND [--probe]")
     agent_commands = agent.add_subparsers(dest="agent_command", required=True)
-    check = agent_commands.add_parser("check", help="check an agent backend against the contract")
-    check.add_argument("backend")
-    check.add_argument("--probe", action="store_true", help="also send one probe turn")
+    agent_commands.add_parser("check", help="check an agent backend against the contract")
     commands.add_parser("sim", help="run the deterministic simulator (--seeds N, --seed S)")
     say = commands.add_parser(
         "say",
@@ -68,10 +85,6 @@ def main(argv: list[str] | None = None) -> int:
         from local.sim.cli import main as sim_main
 
         return sim_main(extra)
-    if args.command == "agent":
-        from shared.a2a.check import main as check_main
-
-        return check_main([args.backend, *(["--probe"] if args.probe else [])])
     if args.command == "say":
         from local import say as saying
 
@@ -89,18 +102,32 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-def _up() -> int:
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    # Ctrl-C stops everything, even when a script started us in the background.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    state_dir = Path(os.environ.get("KOURIER_STATE_DIR", REPO / ".kourier"))
-    state_dir.mkdir(parents=True, exist_ok=True)
-    print("kourier: starting emulators, functions, Slack stand-in and demo agent…", flush=True)
-    try:
-        with running_stack(StackPorts.from_env(), state_dir) as stack:
+def _state_dir() -> Path:
+    """Where ``up`` keeps its config and logs."""
+    return Path(os.environ.get("KOURIER_STATE_DIR", REPO / ".kourier"))
+
+
+def _agent_check(args: list[str]) -> int:
+    """``agent check``: with $KOURIER_CONFIG, or else the config ``up`` wrote."""
+    from shared.a2a.check import main as check_main
+
+    if "KOURIER_CONFIG" not in os.environ and not {"-h", "--help"} & set(args):
+        written = _state_dir() / "kourier.yaml"
+        if not written.is_file():
             print(
-                f"""
+                "kourier agent check: no config to read. KOURIER_CONFIG is not set, and "
+                f"{written} (which ./kourier up writes) does not exist. Run ./kourier up, "
+                "or point KOURIER_CONFIG at your kourier.yaml.",
+                file=sys.stderr,
+            )
+            return 2
+        os.environ["KOURIER_CONFIG"] = str(written)
+    return check_main(args)
+
+
+def banner(stack: Stack) -> str:
+    """What ``up`` prints once everything answers."""
+    return f"""
 Agent Kourier is running.
   Slack Events URL       {stack.ingress_url}slack/events
   Slack Interactivity    {stack.ingress_url}slack/interactivity
@@ -112,10 +139,25 @@ Agent Kourier is running.
 
 Talk to the demo agent (in another terminal):
   ./kourier say "hello, what can you do?"
-  ./kourier say --thread <ts printed above> "and a follow-up"
-Ctrl-C stops everything.""",
-                flush=True,
-            )
+Each answer ends with the line that continues its thread (./kourier say --thread ...).
+Ctrl-C stops everything."""
+
+
+def _step(step: str) -> None:
+    print(f"kourier: {step}", flush=True)
+
+
+def _up() -> int:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    # Ctrl-C stops everything, even when a script started us in the background.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    state_dir = _state_dir()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    print("kourier: starting emulators, functions, Slack stand-in and demo agent…", flush=True)
+    try:
+        with running_stack(StackPorts.from_env(), state_dir, progress=_step) as stack:
+            print(banner(stack), flush=True)
             try:
                 stop.wait()
             except KeyboardInterrupt:

@@ -14,6 +14,7 @@
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$repo_root/local/progress.sh"
 platform=/usr/lib/google-cloud-sdk/platform
 firestore_jar="$platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
 pubsub_binary="$platform/pubsub-emulator/bin/cloud-pubsub-emulator"
@@ -65,8 +66,8 @@ install_firebase_tools() {
   if [[ -x "$repo_root/node_modules/.bin/firebase" && -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
     return
   fi
-  echo "install_emulators: npm ci (firebase-tools)"
-  (cd "$repo_root" && npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
+  (cd "$repo_root" && with_progress "installing firebase-tools with npm ci (first run: a few minutes)" \
+    npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
     || fail "npm ci failed (see above)"
   echo "$wanted" >"$stamp"
 }
@@ -94,10 +95,10 @@ install_tasks_emulator() {
     return
   fi
   command -v python3 >/dev/null || fail "python3 not found"
-  echo "install_emulators: creating $tasks_venv"
   rm -rf "$tasks_venv"
   python3 -m venv "$tasks_venv" || fail "python3 -m venv failed"
-  "$tasks_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$tasks_lock" \
+  with_progress "installing the Cloud Tasks emulator into $tasks_venv" \
+    "$tasks_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$tasks_lock" \
     || fail "pip could not install $tasks_lock"
   echo "$wanted" >"$stamp"
 }

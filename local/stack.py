@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,13 +126,18 @@ def running_stack(
     environ: Mapping[str, str] | None = None,
     extra_env: Mapping[str, str] | None = None,
     reconcile_every: float = 60.0,
+    progress: Callable[[str], None] = lambda step: None,
 ) -> Iterator[Stack]:
-    """Start everything, yield when all of it answers, stop all of it on exit."""
+    """Start everything, yield when all of it answers, stop all of it on exit.
+
+    ``progress`` is told each part as it comes up.
+    """
     environ = dict(os.environ if environ is None else environ)
     log_dir = state_dir / "logs"
     processes: list[Process] = []
     with ExitStack() as stack:
         emulator_env = stack.enter_context(running_emulators(ports.emulators, log_dir)).variables
+        progress("the Firestore, Pub/Sub and Cloud Tasks emulators answer")
 
         def start(name: str, argv: list[str], env: Mapping[str, str]) -> Process:
             process = Process(name, argv, log_dir / f"{name}.log", env=env)
@@ -168,6 +173,7 @@ def running_stack(
                 base_env,
             )
             slack.wait_http(f"http://127.0.0.1:{ports.slack}/_standin/health")
+            progress("the Slack stand-in answers")
 
         config_path = environ.get("KOURIER_CONFIG", "")
         agent_url: str | None = None
@@ -185,6 +191,7 @@ def running_stack(
                 base_env,
             )
             agent.wait_http(agent_url + ".well-known/agent-card.json")
+            progress("the demo agent answers")
             config_file = state_dir / "kourier.yaml"
             config_file.write_text(demo_config(agent_url))
             config_path = str(config_file)
@@ -203,6 +210,7 @@ def running_stack(
             "KOURIER_HEALTH_URLS": ",".join(ports.function_url(f) for f in FUNCTIONS[1:]),
         }
         provision(emulator_env, ports.function_url("turn_send"))
+        progress("the topic, subscription and queues are made; starting the five functions")
         started = []
         for name in FUNCTIONS:
             signature = "cloudevent" if name == "turn_send" else "http"

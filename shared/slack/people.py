@@ -1,4 +1,4 @@
-"""Who wrote a message: users.info, cached in Firestore for a day."""
+"""Who wrote a message: users.info, cached in Firestore for a day (an unknown user too)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,20 @@ THREAD_REPLY = "a Slack thread reply that did not mention Agent Kourier"
 
 
 def actor_for(store: Store, user_id: str) -> Actor:
-    """The person's actor (name and email when Slack tells them)."""
+    """The person's actor (name and email when Slack tells them).
+
+    Slack's answer is cached, a "user_not_found" too (an actor with no name
+    or email), so a person Slack does not know costs one users.info a day
+    rather than one every turn; any other failure is asked again next time.
+    """
     profile = store.cached_user(user_id)
     if profile is None:
         try:
             user = slack_client().users_info(user=user_id)["user"]
-        except SlackApiError:
-            return Actor(id=user_id)
+        except SlackApiError as error:
+            if error.response.get("error") != "user_not_found":
+                return Actor(id=user_id)
+            user = {}
         details = user.get("profile", {})
         profile = {
             "name": details.get("real_name") or user.get("real_name") or user.get("name"),
