@@ -172,3 +172,103 @@ def test_a_running_task_can_be_read_listed_followed_and_cancelled(demo: str) -> 
 )
 def test_only_an_actor_prefix_line_is_left_out_of_the_quote(received: str, written: str) -> None:
     assert strip_actor_prefix(received) == written
+
+
+HITL = "https://kagent.dev/extensions/hitl/v1"
+
+
+def _pause(
+    demo: str, text: str, headers: dict[str, str]
+) -> tuple[wire.StreamSummary, dict[str, Any]]:
+    """Sends ``text`` and returns the stream's summary and its pause's status message."""
+    body = wire.stream_request([wire.text_part(SLACK_PREFIX + text, "1.0")], "1.0")
+    frames = wire.stream(demo, body, "1.0", headers)
+    status = frames[-1]["result"]["statusUpdate"]["status"]
+    assert status["state"] == "TASK_STATE_INPUT_REQUIRED"
+    return wire.summarize(frames), status["message"]
+
+
+def _answer(summary: wire.StreamSummary, text: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The answer Kourier would send to the paused task of ``summary``."""
+    body = wire.stream_request(
+        [wire.text_part(text, "1.0")],
+        "1.0",
+        context_id=summary.context_id,
+        task_id=summary.task_id,
+        metadata={HITL: payload, "agentkourier.dev/actor": {"id": "U123", "platform": "slack"}},
+    )
+    body["params"]["message"]["extensions"] = [HITL]
+    return body
+
+
+def test_the_card_lists_kagents_extension_as_optional(demo: str) -> None:
+    card = httpx.get(demo + "/.well-known/agent-card.json").json()
+
+    [extension] = card["capabilities"]["extensions"]
+    assert extension["uri"] == HITL and not extension.get("required")
+
+
+def test_a_pause_carries_kagents_payload_only_when_asked_for_it(demo: str) -> None:
+    asked, message = _pause(demo, "approve", {"A2A-Extensions": HITL})
+    _, plain = _pause(demo, "approve", {})
+
+    [call] = asked.tool_parts("function_call")
+    request = message["metadata"][HITL]
+    assert message["extensions"] == [HITL] and message["role"] == "ROLE_AGENT"
+    assert request == {
+        "type": "tool_approval_request",
+        "hint": "Restart the checkout service?",
+        "tools": [
+            {
+                "id": request["tools"][0]["id"],
+                "call_id": call["id"],
+                "name": "restart_service",
+                "args": {"service": "checkout", "namespace": "shop"},
+            }
+        ],
+    }
+    assert request["tools"][0]["id"].startswith("adk-")
+    assert message["parts"] == [{"text": "Restart the checkout service?"}]
+    assert plain["parts"] == [{"text": "Human input is required before the agent can continue."}]
+    assert "extensions" not in plain and "metadata" not in plain
+
+
+def test_an_answer_that_does_not_fit_is_refused_with_32603_and_the_task_still_waits(
+    demo: str,
+) -> None:
+    summary, message = _pause(demo, "approvals", {"A2A-Extensions": HITL})
+    tools = [tool["id"] for tool in message["metadata"][HITL]["tools"]]
+    partial = {"type": "tool_approval_response", "approvals": [{"id": tools[0], "approved": True}]}
+    whole = {
+        "type": "tool_approval_response",
+        "approvals": [{"id": tool, "approved": True} for tool in tools],
+    }
+
+    refused = httpx.post(
+        demo + "/", json=_answer(summary, "approved", partial), headers={"A2A-Version": "1.0"}
+    ).json()
+    task = wire.call(demo, "GetTask", {"id": summary.task_id}, "1.0")
+    resumed = wire.summarize(
+        wire.stream(demo, _answer(summary, "approved", whole), "1.0", {"A2A-Extensions": HITL})
+    )
+
+    assert refused["error"]["code"] == -32603
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert resumed.final_state == "completed"
+    assert "- `delete_pod`: approved, so it ran." in resumed.artifact_text
+
+
+def test_a_busy_message_is_refused_with_32004_until_its_seconds_are_up(demo: str) -> None:
+    body = wire.stream_request([wire.text_part(SLACK_PREFIX + "busy 1", "1.0")], "1.0")
+
+    refused = httpx.post(demo + "/", json=body, headers={"A2A-Version": "1.0"}).json()
+    deadline = time.monotonic() + 60
+    while True:
+        again = httpx.post(demo + "/", json=body, headers={"A2A-Version": "1.0"})
+        if again.headers["content-type"].startswith("text/event-stream"):
+            break
+        assert again.json()["error"]["code"] == -32004 and time.monotonic() < deadline
+        time.sleep(0.2)
+
+    assert refused["error"]["code"] == -32004
+    assert "I was busy for 1 seconds" in again.text
