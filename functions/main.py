@@ -22,7 +22,7 @@ def chat_ingress(request: Request) -> Response:
 
 @functions_framework.cloud_event
 def turn_send(event: CloudEvent) -> None:
-    """A turn published on the turns topic (Pub/Sub through Eventarc)."""
+    """A turn published on the turns topic (pushed by Pub/Sub, read as a CloudEvent)."""
     entrypoints.turn_send(event)
 
 

@@ -8,19 +8,21 @@
 # Firestore advises for timestamps that only grow. Every query the code makes
 # filters on one field (turns by session_id or status, sessions by
 # lease_until), which Firestore's automatic single-field indexes serve: no
-# composite index is needed.
+# composite index is needed. The database sits in the functions' region
+# unless var.firestore.location says otherwise: every Slack acknowledgement
+# waits on it.
 
 resource "google_firestore_database" "kourier" {
   project                           = var.project_id
   name                              = var.firestore.database
-  location_id                       = var.firestore.location
+  location_id                       = coalesce(var.firestore.location, var.region)
   type                              = "FIRESTORE_NATIVE"
   app_engine_integration_mode       = "DISABLED"
   point_in_time_recovery_enablement = var.firestore.point_in_time_recovery ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
   delete_protection_state           = var.firestore.deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
   deletion_policy                   = var.firestore.deletion_protection ? "ABANDON" : "DELETE"
 
-  depends_on = [google_project_service.enabled]
+  depends_on = [time_sleep.apis_ready]
 }
 
 resource "google_firestore_field" "expire_at" {
@@ -33,19 +35,4 @@ resource "google_firestore_field" "expire_at" {
 
   ttl_config {}
   index_config {}
-}
-
-# Document access, limited to this database by an IAM condition.
-resource "google_project_iam_member" "firestore_user" {
-  for_each = local.function_names
-
-  project = var.project_id
-  role    = "roles/datastore.user"
-  member  = google_service_account.function[each.key].member
-
-  condition {
-    title       = "kourier-database-only"
-    description = "Only the Agent Kourier Firestore database"
-    expression  = "resource.name == \"projects/${var.project_id}/databases/${google_firestore_database.kourier.name}\""
-  }
 }

@@ -1,16 +1,16 @@
-# Names and URLs every file shares.
+# Names, URLs and the config file, which every file shares.
 #
-# The functions call one another through Cloud Tasks, so each needs the
-# others' URLs in its environment before any of them exists. The URLs are
-# therefore computed, not read back: a 2nd gen function also answers at
+# The functions call one another through Cloud Tasks, and Slack calls
+# chat_ingress, so their URLs are needed before any function exists. They
+# are therefore computed, not read back: a 2nd gen function answers at
 # https://REGION-PROJECT.cloudfunctions.net/NAME (its `url` attribute), and
-# the function module checks after each deploy that the URL is the one
-# computed here.
+# each function checks after its deploy that the URL is the one computed
+# here. The Slack manifest can so be printed before the first apply.
 
 data "google_project" "this" {
   project_id = var.project_id
 
-  depends_on = [google_project_service.enabled]
+  depends_on = [time_sleep.apis_ready]
 }
 
 locals {
@@ -18,10 +18,31 @@ locals {
 
   config = yamldecode(file(var.config_file))
 
-  # Secret names referenced by a binding's identity.tokenSecretRef.name.
-  agent_token_secrets = toset(compact([
-    for binding in local.config.bindings : try(binding.identity.tokenSecretRef.name, "")
-  ]))
+  # Secret names that the config file gives, by the config field that names
+  # them (its YAML name, as tests/infra/code_permissions.py reports the
+  # fields the code reads): a binding's identity.tokenSecretRef and a
+  # backend header's valueSecretRef. A header is either `Name: value` or
+  # `Name: {valueSecretRef: {name: secret}}`.
+  config_secret_names = {
+    tokenSecretRef = toset(compact([
+      for binding in try(local.config.bindings, []) : try(binding.identity.tokenSecretRef.name, "")
+    ]))
+    valueSecretRef = toset(compact(flatten([
+      for backend in try(local.config.agentBackends, []) : [
+        for header, value in try(backend.headers, {}) : try(value.valueSecretRef.name, "")
+      ]
+    ])))
+  }
+
+  # Headers given inline whose names say they carry a credential: the config
+  # file is uploaded with the source, so these must come from Secret Manager
+  # (valueSecretRef) instead.
+  inline_credential_headers = flatten([
+    for backend in try(local.config.agentBackends, []) : [
+      for header, value in try(backend.headers, {}) : "${try(backend.name, "?")}: ${header}"
+      if can(tostring(value)) && can(regex("(?i)(authorization|cookie|token|secret|password|api[-_]?key)", tostring(header)))
+    ]
+  ])
 
   function_names = {
     chat_ingress  = "${local.prefix}-chat-ingress"

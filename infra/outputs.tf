@@ -22,13 +22,18 @@ output "health_check_url" {
 }
 
 output "secrets" {
-  description = "Environment variable => Secret Manager secret ID. Add each value with: printf %s VALUE | gcloud secrets versions add SECRET_ID --data-file=-"
+  description = "Environment variable => Secret Manager secret ID. Their values come from slack_bot_token, slack_signing_secret and config_secret_values."
   value       = local.secrets
 }
 
 output "function_urls" {
   description = "Entry point => URL of each function."
   value       = local.function_urls
+}
+
+output "function_permissions" {
+  description = "Entry point => what its service account may do (permissions.tf)."
+  value       = local.function_permissions
 }
 
 output "turns_dead_letter_subscription" {

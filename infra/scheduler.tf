@@ -1,17 +1,16 @@
 # The reconcile sweep: every minute, Cloud Scheduler POSTs {} to reconcile,
 # which re-triggers turns whose function died and turns nobody started.
-# A missed or failed sweep is not retried: the next one comes a minute later.
+# A missed or failed sweep is not retried: the next one comes a minute later,
+# and repeated failures alert (monitoring.tf).
 
 resource "google_cloud_scheduler_job" "reconcile_sweep" {
-  count = var.deploy_functions ? 1 : 0
-
   project          = var.project_id
   region           = var.region
   name             = "${local.prefix}-reconcile-sweep"
   description      = "Agent Kourier: resume turns that a dead function left"
   schedule         = var.reconcile_schedule
   time_zone        = "Etc/UTC"
-  attempt_deadline = "${min(1800, local.function_settings.reconcile.timeout_seconds)}s"
+  attempt_deadline = "${local.function_settings.reconcile.timeout_seconds}s"
 
   retry_config {
     retry_count = 0
@@ -31,5 +30,5 @@ resource "google_cloud_scheduler_job" "reconcile_sweep" {
     }
   }
 
-  depends_on = [module.function]
+  depends_on = [google_cloud_run_v2_service_iam_member.invoker]
 }

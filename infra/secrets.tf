@@ -1,45 +1,43 @@
-# Secrets: the Slack signing secret, the Slack bot token and each agent token
-# that a binding names in identity.tokenSecretRef.name.
+# Secrets: the Slack signing secret, the Slack bot token and each secret
+# that the config file names (local.config_secret_names).
 #
-# Terraform creates the secrets but never their values, so no secret is in
-# the state, a plan or a tfvars file: add each value with
-# `gcloud secrets versions add` (README.md). Cloud Functions injects the
-# latest version into the function's environment when an instance starts
-# (secret_environment_variables), under the same variable that the local
-# run uses: SLACK_SIGNING_SECRET, SLACK_BOT_TOKEN and, for a token named
-# my-agent, KOURIER_SECRET_MY_AGENT. The function's configuration holds only
-# the secret's name. A new version reaches instances that start after it is
-# added; redeploy (terraform apply -replace) to roll it out at once.
+# Terraform writes their values with write-only arguments, fed from
+# ephemeral variables (TF_VAR_...), so no value is ever in the state, a plan
+# or a tfvars file. A value is written when its version is created and again
+# whenever secret_values_version changes; other applies need no values.
+# Cloud Functions injects the latest version into the function's
+# environment when an instance starts (secret_environment_variables), under
+# the same variable that the local run uses: SLACK_SIGNING_SECRET,
+# SLACK_BOT_TOKEN and, for a secret named my-agent in the config,
+# KOURIER_SECRET_MY_AGENT. The function's configuration holds only the
+# secret's name.
 
 locals {
-  # Environment variable => Secret Manager secret ID.
-  secrets = merge(
-    {
-      SLACK_SIGNING_SECRET = "${local.prefix}-slack-signing-secret"
-      SLACK_BOT_TOKEN      = "${local.prefix}-slack-bot-token"
-    },
-    {
-      for name in local.agent_token_secrets :
-      "KOURIER_SECRET_${upper(replace(name, "-", "_"))}" => "${local.prefix}-agent-${name}"
-    },
-  )
-
-  agent_token_variables = [for variable, _ in local.secrets : variable if startswith(variable, "KOURIER_SECRET_")]
-
-  # Entry point => the environment variables it reads from secrets.
-  function_secrets = {
-    for entry_point, access in local.function_access : entry_point => concat(
-      ["SLACK_BOT_TOKEN"],
-      access.verifies_slack ? ["SLACK_SIGNING_SECRET"] : [],
-      access.calls_agents ? local.agent_token_variables : [],
-    )
+  slack_secrets = {
+    SLACK_SIGNING_SECRET = "${local.prefix}-slack-signing-secret"
+    SLACK_BOT_TOKEN      = "${local.prefix}-slack-bot-token"
   }
 
-  secret_accessors = merge([
-    for entry_point, variables in local.function_secrets : {
-      for variable in variables : "${entry_point}/${variable}" => { entry_point = entry_point, variable = variable }
-    }
-  ]...)
+  # Secret name in the config => the environment variable that carries it.
+  config_secret_variables = {
+    for name in setunion(values(local.config_secret_names)...) :
+    name => "KOURIER_SECRET_${upper(replace(name, "-", "_"))}"
+  }
+
+  # Environment variable => Secret Manager secret ID.
+  secrets = merge(
+    local.slack_secrets,
+    { for name, variable in local.config_secret_variables : variable => "${local.prefix}-config-${name}" },
+  )
+
+  # Environment variable => its value for this apply (ephemeral, may be null).
+  secret_values = merge(
+    {
+      SLACK_SIGNING_SECRET = var.slack_signing_secret
+      SLACK_BOT_TOKEN      = var.slack_bot_token
+    },
+    { for name, variable in local.config_secret_variables : variable => lookup(var.config_secret_values, name, null) },
+  )
 }
 
 resource "google_secret_manager_secret" "kourier" {
@@ -52,14 +50,13 @@ resource "google_secret_manager_secret" "kourier" {
     auto {}
   }
 
-  depends_on = [google_project_service.enabled]
+  depends_on = [time_sleep.apis_ready]
 }
 
-resource "google_secret_manager_secret_iam_member" "accessor" {
-  for_each = local.secret_accessors
+resource "google_secret_manager_secret_version" "kourier" {
+  for_each = local.secrets
 
-  project   = var.project_id
-  secret_id = google_secret_manager_secret.kourier[each.value.variable].secret_id
-  role      = "roles/secretmanager.secretAccessor"
-  member    = google_service_account.function[each.value.entry_point].member
+  secret                 = google_secret_manager_secret.kourier[each.key].id
+  secret_data_wo         = local.secret_values[each.key]
+  secret_data_wo_version = var.secret_values_version
 }

@@ -1,19 +1,25 @@
-# Cloud Tasks queues: work handed to an HTTP function for later or for a
-# fresh function after a deadline. Every task carries an OIDC token of the
-# tasks account, the only caller (with the scheduler) that may invoke those
-# functions. A failed attempt is retried with backoff; the engine's own
-# deadlines end a turn long before a queue gives up.
+# Cloud Tasks queues: work handed to an HTTP function for later, or to a
+# fresh function after a deadline. kourier-follow feeds stream_follow,
+# kourier-timers feeds timeout; each task's dispatch deadline is its target
+# function's timeout (KOURIER_DISPATCH_DEADLINE_SECONDS), and carries an
+# OIDC token of the tasks account. A failed attempt is retried with backoff;
+# the engine's own deadlines end a turn long before a queue gives up. An
+# attempt that fails for good is logged (sampling 1.0) and alerts
+# (monitoring.tf).
 
 locals {
   queues = {
-    follow    = "${local.prefix}-follow"
-    timers    = "${local.prefix}-timers"
-    reconcile = "${local.prefix}-reconcile"
+    follow = "${local.prefix}-follow"
+    timers = "${local.prefix}-timers"
   }
 
-  queue_creator_pairs = {
-    for pair in setproduct(keys(local.queues), local.task_creators) :
-    "${pair[0]}/${pair[1]}" => { queue = pair[0], creator = pair[1] }
+  # A queue dispatches at most as many tasks at once as its target function
+  # can serve (instances x concurrency, sizing.tf); more would only be
+  # refused with 429 and retried.
+  queue_target = { follow = "stream_follow", timers = "timeout" }
+  queue_concurrency = {
+    for queue, target in local.queue_target :
+    queue => local.function_settings[target].max_instances * local.function_settings[target].concurrency
   }
 }
 
@@ -26,7 +32,7 @@ resource "google_cloud_tasks_queue" "kourier" {
 
   rate_limits {
     max_dispatches_per_second = 50
-    max_concurrent_dispatches = 100
+    max_concurrent_dispatches = local.queue_concurrency[each.key]
   }
 
   retry_config {
@@ -41,15 +47,5 @@ resource "google_cloud_tasks_queue" "kourier" {
     sampling_ratio = 1.0
   }
 
-  depends_on = [google_project_service.enabled]
-}
-
-resource "google_cloud_tasks_queue_iam_member" "enqueuer" {
-  for_each = local.queue_creator_pairs
-
-  project  = var.project_id
-  location = var.region
-  name     = google_cloud_tasks_queue.kourier[each.value.queue].name
-  role     = "roles/cloudtasks.enqueuer"
-  member   = google_service_account.function[each.value.creator].member
+  depends_on = [time_sleep.apis_ready]
 }

@@ -4,12 +4,12 @@
   ``kourier-turns-turn-send`` to turn_send. The official emulator pushes the
   standard push envelope, which functions-framework (``--signature-type
   cloudevent``) turns into the ``google.cloud.pubsub.topic.v1.messagePublished``
-  CloudEvent that Eventarc delivers in the cloud; the push URL ends with the
+  CloudEvent, as the push subscription in infra/ does in the cloud; the push URL ends with the
   topic's path, from which functions-framework takes the event's source
   (``//pubsub.googleapis.com/projects/P/topics/T``). Failed pushes are retried with
   backoff; after TURN_DELIVERY_ATTEMPTS they go to the topic
   ``kourier-turns-dead-letter``, kept by a pull subscription of the same name.
-- Cloud Tasks queues kourier-follow, kourier-timers and kourier-reconcile
+- Cloud Tasks queues kourier-follow and kourier-timers
   (settings.*_queue) in settings.location, with QUEUE_RETRY.
 
 Names come from shared.settings as a process with ``env`` would read them. Run again
@@ -32,13 +32,13 @@ from google.pubsub_v1.services.subscriber.transports import SubscriberGrpcTransp
 from shared.handoff import make_tasks_client
 from shared.settings import Settings
 
-# Local choices, shorter than the cloud's (Eventarc: 10 s to 600 s) so that a demo recovers quickly.
+# Local choices, shorter than the cloud's (10 s to 600 s) so that a demo recovers quickly.
 TURN_RETRY = RetryPolicy(
     minimum_backoff=duration_pb2.Duration(seconds=1),
     maximum_backoff=duration_pb2.Duration(seconds=60),
 )
 TURN_DELIVERY_ATTEMPTS = 5  # the least Pub/Sub allows
-TURN_ACK_DEADLINE_SECONDS = 600  # how long turn_send may take to answer a push, as with Eventarc
+TURN_ACK_DEADLINE_SECONDS = 600  # how long turn_send may take to answer a push, as in the cloud
 QUEUE_RETRY = tasks_v2.RetryConfig(
     max_attempts=20,
     min_backoff=timedelta(seconds=1),
@@ -110,7 +110,7 @@ def _provision_turns(pubsub_host: str, settings: Settings, turn_send_url: str) -
 def _provision_queues(settings: Settings) -> None:
     tasks = make_tasks_client(settings)
     location = tasks.common_location_path(settings.project, settings.location)
-    for queue in (settings.follow_queue, settings.timers_queue, settings.reconcile_queue):
+    for queue in (settings.follow_queue, settings.timers_queue):
         try:
             tasks.create_queue(
                 parent=location,

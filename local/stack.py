@@ -205,7 +205,6 @@ def running_stack(
             "SLACK_BOT_TOKEN": bot_token,
             "KOURIER_CONFIG": config_path,
             "KOURIER_STREAM_FOLLOW_URL": ports.function_url("stream_follow"),
-            "KOURIER_RECONCILE_URL": ports.function_url("reconcile"),
             "KOURIER_TIMEOUT_URL": ports.function_url("timeout"),
             "KOURIER_HEALTH_URLS": ",".join(ports.function_url(f) for f in FUNCTIONS[1:]),
         }

@@ -1,9 +1,10 @@
 """Handing work from one function to another: Pub/Sub and Cloud Tasks.
 
-A turn reaches ``turn_send`` through the turns topic (Eventarc or a push
-subscription delivers it as a CloudEvent). Work that must happen later, or in
-a fresh function after a deadline, is a Cloud Task to an HTTP function; a
-task *name* makes scheduling idempotent: the same timer set twice fires once.
+A turn reaches ``turn_send`` through the turns topic (a push subscription
+delivers it, and functions-framework makes it a CloudEvent). Work that must
+happen later, or in a fresh function after a deadline, is a Cloud Task to an
+HTTP function; a task *name* makes scheduling idempotent: the same timer set
+twice fires once.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from google.cloud.tasks_v2.services.cloud_tasks.transports import CloudTasksGrpc
 from google.protobuf import timestamp_pb2
 
 from shared.settings import Settings, get_settings
+
+# The longest a Cloud Task may wait for its target (seconds).
+MAX_DISPATCH_DEADLINE = 1800
 
 
 @lru_cache(maxsize=1)
@@ -74,7 +78,9 @@ def schedule_call(
         request["oidc_token"] = {"service_account_email": settings.tasks_service_account}
     task: dict[str, Any] = {
         "http_request": request,
-        "dispatch_deadline": {"seconds": int(settings.tasks_dispatch_deadline_seconds)},
+        "dispatch_deadline": {
+            "seconds": int(settings.dispatch_deadline_seconds.get(queue, MAX_DISPATCH_DEADLINE))
+        },
     }
     if name:
         task["name"] = client.task_path(settings.project, settings.location, queue, name)

@@ -33,17 +33,16 @@ class Settings(BaseSettings):
     turns_topic: str = Field("kourier-turns", alias="KOURIER_TURNS_TOPIC")
     follow_queue: str = Field("kourier-follow", alias="KOURIER_FOLLOW_QUEUE")
     timers_queue: str = Field("kourier-timers", alias="KOURIER_TIMERS_QUEUE")
-    reconcile_queue: str = Field("kourier-reconcile", alias="KOURIER_RECONCILE_QUEUE")
     stream_follow_url: str = Field("http://127.0.0.1:8302/", alias="KOURIER_STREAM_FOLLOW_URL")
-    reconcile_url: str = Field("http://127.0.0.1:8303/", alias="KOURIER_RECONCILE_URL")
     timeout_url: str = Field("http://127.0.0.1:8304/", alias="KOURIER_TIMEOUT_URL")
     tasks_service_account: str = Field("", alias="KOURIER_TASKS_SERVICE_ACCOUNT")
     # How long Cloud Tasks waits for a task's target before it counts the
-    # attempt as failed and retries it (the task's dispatch_deadline;
-    # Cloud Tasks allows 15 to 1800 s and defaults to 600). infra/ keeps each
-    # target function's timeout at least this long.
-    tasks_dispatch_deadline_seconds: float = Field(
-        1800.0, alias="KOURIER_TASKS_DISPATCH_DEADLINE_SECONDS"
+    # attempt as failed and retries it (the task's dispatch_deadline; Cloud
+    # Tasks allows 15 to 1800 s), by queue name, as JSON: each queue has its
+    # own target, and infra/ sets each to its target function's timeout. A
+    # queue not named here gets 1800 s.
+    dispatch_deadline_seconds: dict[str, float] = Field(
+        default_factory=dict, alias="KOURIER_DISPATCH_DEADLINE_SECONDS"
     )
 
     cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")

@@ -19,7 +19,7 @@ def test_provision_twice_creates_queues_and_repoints_the_turn_subscription(
     provision(emulators.variables, "http://127.0.0.1:20397/second/")
 
     tasks = make_tasks_client()
-    for queue in (settings.follow_queue, settings.timers_queue, settings.reconcile_queue):
+    for queue in (settings.follow_queue, settings.timers_queue):
         created = tasks.get_queue(name=tasks.queue_path(settings.project, settings.location, queue))
         assert created.retry_config.max_attempts == QUEUE_RETRY.max_attempts
     subscriber = pubsub_v1.SubscriberClient()

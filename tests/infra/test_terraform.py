@@ -70,24 +70,23 @@ def deployed_entry_points(files: dict[str, dict[str, Any]]) -> dict[str, str]:
     """Entry point => the block that deploys it.
 
     A literal ``entry_point`` names itself; ``each.key`` names the keys of the
-    local map the block's for_each iterates; ``var.…`` is a module input,
-    named where the module is called.
+    local map the block's for_each iterates.
     """
     found: dict[str, str] = {}
-    for kind in ("resource", "module"):
-        for path, name, body in blocks(files, kind):
-            for value in attribute_values(body, "entry_point"):
-                where = f"{path}: {kind} {name}"
+    for path, kind, body in blocks(files, "resource"):
+        for name, resource in body.items():
+            for value in attribute_values(resource, "entry_point"):
+                where = f"{path}: {kind}.{name}"
                 if isinstance(value, str) and "${" not in value:
                     found[value] = where
                 elif value == "${each.key}":
-                    for_each = str(first(body.get("for_each", "")))
+                    for_each = str(first(resource.get("for_each", "")))
                     local_maps = re.findall(r"local\.(\w+)", for_each)
                     assert len(local_maps) == 1, (
                         f"{where}: cannot tell which map for_each iterates: {for_each}"
                     )
                     found.update({key: where for key in local_value(files, local_maps[0])})
-                elif not (isinstance(value, str) and value.startswith("${var.")):
+                else:
                     raise AssertionError(f"{where}: cannot read entry_point {value!r}")
     return found
 
@@ -101,7 +100,7 @@ def top_level_functions(source: Path) -> set[str]:
 
 
 def test_every_terraform_file_parses(terraform_files: dict[str, dict[str, Any]]) -> None:
-    assert {"versions.tf", "variables.tf", "outputs.tf", "modules/function/main.tf"} <= set(
+    assert {"versions.tf", "variables.tf", "outputs.tf", "functions.tf", "permissions.tf"} <= set(
         terraform_files
     )
     errors = {
@@ -161,7 +160,9 @@ def test_every_environment_variable_set_is_a_setting() -> None:
     assert names == set(), f"not read by shared/settings.py: {sorted(names)}"
 
 
-def test_checkov_finds_no_failed_check_and_every_skip_says_why(checkov_bin: Path) -> None:
+@pytest.fixture(scope="module")
+def checkov_report(checkov_bin: Path) -> dict[str, Any]:
+    """checkov's JSON report on infra/."""
     environment = {key: value for key, value in os.environ.items() if key != "BC_API_KEY"}
     environment["CKV_SKIP_PACKAGE_UPDATE_CHECK"] = "true"
     result = subprocess.run(
@@ -185,7 +186,14 @@ def test_checkov_finds_no_failed_check_and_every_skip_says_why(checkov_bin: Path
     assert result.stdout.strip(), (
         f"checkov printed nothing (exit {result.returncode}):\n{result.stderr}"
     )
-    report = json.loads(result.stdout)
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def test_checkov_finds_no_failed_check_and_every_skip_says_why(
+    checkov_report: dict[str, Any],
+) -> None:
+    report = checkov_report
     summary = report["summary"]
     assert summary["parsing_errors"] == 0, summary
     assert summary["passed"] > 0, f"checkov checked nothing: {summary}"
@@ -200,3 +208,35 @@ def test_checkov_finds_no_failed_check_and_every_skip_says_why(checkov_bin: Path
         if not (c["check_result"].get("suppress_comment") or "").strip()
     ]
     assert unexplained == [], f"skipped without a reason: {unexplained}"
+
+
+def test_checkov_scans_every_function_and_who_may_invoke_it(
+    checkov_report: dict[str, Any], terraform_files: dict[str, dict[str, Any]]
+) -> None:
+    """checkov drops what it cannot render (a module called with for_each did
+    so before): its report must name each function as deployed."""
+    scanned = {
+        check["resource"]
+        for kind in ("passed_checks", "failed_checks", "skipped_checks")
+        for check in checkov_report["results"][kind]
+    }
+    functions = [
+        (name, body)
+        for path, result in terraform_files.items()
+        for block in result.get("parsed", {}).get("resource", [])
+        for kind, resources in block.items()
+        if kind == "google_cloudfunctions2_function"
+        for name, body in resources.items()
+    ]
+    assert functions, "infra/ declares no google_cloudfunctions2_function resource"
+    expected = {
+        f'google_cloudfunctions2_function.{name}["{entry_point}"]'
+        for name, _ in functions
+        for entry_point in ENTRY_POINTS
+    }
+    missing = expected - scanned
+    assert not missing, (
+        f"checkov did not scan {sorted(missing)}: it skips resources it cannot render "
+        "(a module with for_each, an expression it cannot evaluate), so its 'no failed "
+        f"check' says nothing about them. It scanned: {sorted(scanned)}"
+    )
