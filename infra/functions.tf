@@ -137,7 +137,7 @@ resource "google_storage_bucket_object" "source" {
 }
 
 resource "google_cloudfunctions2_function" "kourier" {
-  #checkov:skip=CKV_GCP_124:Slack must reach chat_ingress, and Cloud Tasks and Scheduler call stream_follow, timeout and reconcile on their cloudfunctions.net URL; only chat_ingress is public (run.invoker), the others refuse a request without their caller's OIDC token.
+  #checkov:skip=CKV_GCP_124:turn_send is internal-only; Slack must reach chat_ingress, and Cloud Tasks and Scheduler call the others on their cloudfunctions.net URL; only chat_ingress is public (run.invoker), the others refuse a request without their caller's OIDC token.
   for_each = local.function_names
 
   project     = var.project_id

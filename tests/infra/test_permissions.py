@@ -178,6 +178,15 @@ def test_every_function_account_holds_exactly_what_its_code_needs(
                     f"{entry_point} {verb} {column}: set {column} = {str(value).lower()} in "
                     f"local.function_permissions.{entry_point} ({PERMISSIONS_TF}).{because}"
                 )
+    collected = set(locals_["config_secret_names"])
+    for entry_point, row in table.items():
+        problems += [
+            f"{entry_point} reads the secrets of config field {field}, which Terraform does not "
+            f"collect: add {field} to local.config_secret_names (infra/main.tf), listing the "
+            "secret names the config file gives in that field"
+            for field in row.get("config_secrets", [])
+            if field not in collected
+        ]
     assert not problems, "\n".join(problems)
 
 
