@@ -240,3 +240,49 @@ def test_checkov_scans_every_function_and_who_may_invoke_it(
         "(a module with for_each, an expression it cannot evaluate), so its 'no failed "
         f"check' says nothing about them. It scanned: {sorted(scanned)}"
     )
+
+
+def test_every_reference_names_something_declared(
+    terraform_files: dict[str, dict[str, Any]],
+) -> None:
+    """``terraform validate`` would refuse a reference to an undeclared local,
+    variable, resource or data source; it cannot run here, so read them."""
+    declared: dict[str, set[str]] = {"local": set(), "var": set(), "resource": set(), "data": set()}
+    texts: dict[str, str] = {}
+    for path, result in terraform_files.items():
+        if path.startswith("modules/"):
+            continue
+        parsed = result.get("parsed", {})
+        texts[path] = json.dumps(parsed)
+        for block in parsed.get("locals", []):
+            declared["local"] |= set(block)
+        for block in parsed.get("variable", []):
+            declared["var"] |= set(block)
+        for section in ("resource", "data"):
+            for block in parsed.get(section, []):
+                for kind, named in block.items():
+                    declared[section] |= {f"{kind}.{name}" for name in named}
+    undeclared = sorted(
+        {
+            f"{path}: {reference}"
+            for path, text in texts.items()
+            for reference, known in (
+                *(
+                    (f"local.{n}", n in declared["local"])
+                    for n in re.findall(r"\blocal\.(\w+)", text)
+                ),
+                *((f"var.{n}", n in declared["var"]) for n in re.findall(r"\bvar\.(\w+)", text)),
+                *(
+                    (f"data.{r}", r in declared["data"])
+                    for r in re.findall(r"\bdata\.((?:google|archive|time)_\w+\.\w+)", text)
+                ),
+                *(
+                    (r, r in declared["resource"])
+                    for r in re.findall(r"(?<![\w.])((?:google|time)_\w+\.\w+)(?=[.\[}])", text)
+                ),
+            )
+            if not known
+        }
+    )
+    assert len(declared["resource"]) > 20, "found too few resources: is infra/ parsed?"
+    assert undeclared == [], "references to nothing declared:\n" + "\n".join(undeclared)
