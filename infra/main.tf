@@ -20,10 +20,13 @@ locals {
 
   # Secret names that the config file gives, by the config field that names
   # them (its YAML name, as tests/infra/code_permissions.py reports the
-  # fields the code reads): a binding's identity.tokenSecretRef and a
-  # backend header's valueSecretRef. A header is either `Name: value` or
-  # `Name: {valueSecretRef: {name: secret}}`.
+  # fields the code reads): a binding's identity.tokenSecretRef, a backend
+  # header's valueSecretRef, and a trigger's auth.secretRef. A header is
+  # either `Name: value` or `Name: {valueSecretRef: {name: secret}}`.
   config_secret_names = {
+    secretRef = toset(compact([
+      for trigger in try(local.config.triggers, []) : try(trigger.auth.secretRef.name, "")
+    ]))
     tokenSecretRef = toset(compact([
       for binding in try(local.config.bindings, []) : try(binding.identity.tokenSecretRef.name, "")
     ]))
@@ -55,6 +58,11 @@ locals {
   function_urls = {
     for entry_point, name in local.function_names :
     entry_point => "https://${var.region}-${var.project_id}.cloudfunctions.net/${name}"
+  }
+
+  # Where each trigger of the config receives alerts (POST, on chat_ingress).
+  trigger_urls = {
+    for trigger in try(local.config.triggers, []) : trigger.name => "${local.function_urls.chat_ingress}/triggers/${trigger.name}"
   }
 
   slack_events_url        = "${local.function_urls.chat_ingress}/slack/events"

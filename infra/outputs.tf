@@ -16,6 +16,11 @@ output "slack_app_manifest" {
   })
 }
 
+output "trigger_urls" {
+  description = "Trigger name => the URL its alert source POSTs to (chat_ingress /triggers/<name>), authenticated by the trigger's auth.secretRef."
+  value       = local.trigger_urls
+}
+
 output "health_check_url" {
   description = "GET it after deploying: chat_ingress answers {\"ok\": true, ...} when it can reach Firestore."
   value       = "${local.function_urls.chat_ingress}/healthz"

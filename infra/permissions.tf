@@ -19,7 +19,8 @@
 #   (roles/iam.serviceAccountUser on it, not on the project).
 # - secrets: environment variables it reads that hold Slack secrets.
 # - config_secrets: config fields (YAML names) whose secrets it reads, for
-#   example tokenSecretRef, the agent tokens of the bindings.
+#   example tokenSecretRef, the agent tokens of the bindings, or secretRef,
+#   what authenticates a trigger's requests.
 #   Both give roles/secretmanager.secretAccessor on exactly those secrets,
 #   which Cloud Functions mounts into its environment.
 
@@ -31,7 +32,7 @@ locals {
       enqueue        = ["follow"]
       act_as_tasks   = true
       secrets        = ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
-      config_secrets = []
+      config_secrets = ["secretRef"]
     }
     turn_send = {
       firestore      = true
