@@ -29,16 +29,16 @@ locals {
   )
 
   common_environment = {
-    GOOGLE_CLOUD_PROJECT                     = var.project_id
-    KOURIER_LOCATION                         = var.region
-    KOURIER_FIRESTORE_DATABASE               = google_firestore_database.kourier.name
-    KOURIER_CONFIG                           = "kourier.yaml"
-    KOURIER_TURNS_TOPIC                      = google_pubsub_topic.turns.name
-    KOURIER_FOLLOW_QUEUE                     = google_cloud_tasks_queue.kourier["follow"].name
-    KOURIER_TIMERS_QUEUE                     = google_cloud_tasks_queue.kourier["timers"].name
-    KOURIER_STREAM_FOLLOW_URL                = local.function_urls.stream_follow
-    KOURIER_TIMEOUT_URL                      = local.function_urls.timeout
-    KOURIER_TASKS_SERVICE_ACCOUNT            = google_service_account.tasks_invoker.email
+    GOOGLE_CLOUD_PROJECT          = var.project_id
+    KOURIER_LOCATION              = var.region
+    KOURIER_FIRESTORE_DATABASE    = google_firestore_database.kourier.name
+    KOURIER_CONFIG                = "kourier.yaml"
+    KOURIER_TURNS_TOPIC           = google_pubsub_topic.turns.name
+    KOURIER_FOLLOW_QUEUE          = google_cloud_tasks_queue.kourier["follow"].name
+    KOURIER_TIMERS_QUEUE          = google_cloud_tasks_queue.kourier["timers"].name
+    KOURIER_STREAM_FOLLOW_URL     = local.function_urls.stream_follow
+    KOURIER_TIMEOUT_URL           = local.function_urls.timeout
+    KOURIER_TASKS_SERVICE_ACCOUNT = google_service_account.tasks_invoker.email
     KOURIER_DISPATCH_DEADLINE_SECONDS = jsonencode({
       for queue, name in local.queues : name => local.dispatch_deadline_seconds[queue]
     })

