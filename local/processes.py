@@ -3,7 +3,10 @@
 Theory of operation: every child runs in a session of its own, so a Ctrl-C at
 the terminal reaches only this process, which then stops its children in
 order; the emulators, started first, also get SIGTERM from the kernel should
-this process die without stopping them (PR_SET_PDEATHSIG). Some children start detached grandchildren in
+this process die without stopping them (PR_SET_PDEATHSIG, set by util-linux's
+``setpriv`` so that no Python code runs between fork and exec: gRPC's fork
+handlers, loaded with Google's clients, abort a forked child whose epoll
+descriptor ``close_fds`` has closed). Some children start detached grandchildren in
 process groups of their own (firebase-tools starts its java emulators that
 way), so stopping one means SIGTERM to its group, a grace period, then
 SIGKILL to every process group seen in its process tree. A second Ctrl-C
@@ -13,8 +16,8 @@ or ports that accept connections, polled with a deadline.
 
 from __future__ import annotations
 
-import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,7 +31,6 @@ import httpx
 
 HOST = "127.0.0.1"
 SHUTDOWN_GRACE_SECONDS = 15.0
-_PR_SET_PDEATHSIG = 1  # prctl option, from <linux/prctl.h>
 
 
 class StartupError(RuntimeError):
@@ -51,15 +53,13 @@ class Process:
         """Start ``argv``; its output goes to ``log_path``; ``env`` defaults to ours.
 
         ``dies_with_parent`` asks the kernel to stop the child should this
-        process die first. It runs code in the child between fork and exec,
-        which is only safe before this process starts threads: use it for
-        processes started first (the emulators), not for ones restarted later.
+        process die first (``setpriv --pdeathsig``, where util-linux has it).
         """
         self.name = name
         self.log_path = log_path
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._argv, self._env, self._cwd = list(argv), dict(env or os.environ), cwd
-        self._preexec = _terminate_when_parent_dies if dies_with_parent else None
+        self._argv = _with_parent_death_signal(argv) if dies_with_parent else list(argv)
+        self._env, self._cwd = dict(env or os.environ), cwd
         self._popen = self._spawn()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
@@ -72,7 +72,6 @@ class Process:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=self._preexec,
             )
 
     def wait_http(self, url: str, timeout: float = 60.0) -> None:
@@ -185,12 +184,14 @@ def sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-_prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: no dlopen in a forked child
+def _with_parent_death_signal(argv: Sequence[str]) -> list[str]:
+    """``argv`` run so that the kernel sends it SIGTERM if this process dies first.
 
-
-def _terminate_when_parent_dies() -> None:
-    """Runs in the child before exec: the kernel sends it SIGTERM if this process dies first."""
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    setpriv sets PR_SET_PDEATHSIG and execs ``argv``, which keeps it. Without
+    setpriv the child runs as it is and is only stopped by ``stop()``.
+    """
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv else list(argv)
 
 
 @contextmanager
