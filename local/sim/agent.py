@@ -375,7 +375,11 @@ class Wire:
             if event.get("last_chunk"):
                 body["lastChunk"] = True
             return self.wrap("artifact-update", _ids(body, task_id, context_id))
-        return self.wrap("message", self.message(event["message"]))
+        message = dict(event["message"])
+        if message.get("taskId") == "named":
+            message["taskId"] = task.id
+        message.setdefault("contextId", task.context_id)
+        return self.wrap("message", self.message(message))
 
     def wrap(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         if not self.v1:
@@ -416,12 +420,13 @@ class SimAgentTransport(httpx.BaseTransport):
         self.world = agents.world
         self.wire = Wire(agents.profile.version)
         self.hand_over_at = hand_over_at
+        self._net = agents.world.stream("agent/net")
         self.run_timers: Callable[[int], int | None] = lambda limit: None
         """Runs the current invocation's reply timers due by now; returns the next due time."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         world = self.world
-        rng = world.stream("agent/net")
+        rng = self._net
         world.block(us(0.002 + rng.random() * 0.02))
         if request.method == "GET":
             if world.chance("agent.card_fails", 0.005):

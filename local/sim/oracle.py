@@ -84,12 +84,20 @@ def visible_text(message: SlackMessage) -> str:
     return "" if message.text == "…" else message.text
 
 
+def notice_text(message: SlackMessage, sentences: set[str]) -> str | None:
+    """The sentence of a notice (one context block marked as Kourier's), else None."""
+    blocks = message.blocks
+    if not blocks and message.text in sentences:
+        return message.text  # a notice posted as plain text
+    if len(blocks) != 1 or blocks[0].get("type") != "context":
+        return None
+    elements = blocks[0].get("elements") or []
+    return str(elements[-1].get("text", "")) if elements else ""
+
+
 def is_prompt(message: SlackMessage) -> bool:
     """Whether a bot message is a question's or an approval's prompt."""
-    return any(
-        b.get("type") in ("actions", "input", "section", "header", "context")
-        for b in message.blocks
-    )
+    return any(b.get("type") in ("actions", "input", "section", "header") for b in message.blocks)
 
 
 class Oracle:
@@ -98,6 +106,7 @@ class Oracle:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.violations: list[Violation] = []
+        self.accepted: list[Violation] = []
 
     def fail(self, code: str, detail: str) -> None:
         self.violations.append(Violation(code, detail))
@@ -151,8 +160,10 @@ class Oracle:
     def order(self, turns: dict[str, list[tuple[int, str, dict[str, Any]]]]) -> None:
         done_at: dict[str, int] = {}
         session_of: dict[str, str] = {}
+        recorded_at: dict[str, int] = {}
         for turn_id, writes in turns.items():
             session_of[turn_id] = writes[0][2]["session_id"]
+            recorded_at[turn_id] = writes[0][0]
             for at, _inv, data in writes:
                 if data.get("status") == "done":
                     done_at[turn_id] = at
@@ -169,9 +180,17 @@ class Oracle:
                 by_session[session_of[turn_id]].append(turn_id)
         for session_id, sent in by_session.items():
             ordered = sorted(sent, key=lambda t: first_send[t])
-            by_ts = sorted(sent, key=lambda t: float(t.rsplit("-", 1)[1]))
-            if ordered != by_ts:
-                self.fail("S2 order", f"session {session_id}: sent {ordered}, Slack order {by_ts}")
+            for index, later in enumerate(ordered):
+                for earlier in ordered[index + 1 :]:
+                    # An earlier message Kourier had stored before it sent a later one.
+                    if float(earlier.rsplit("-", 1)[1]) < float(later.rsplit("-", 1)[1]) and (
+                        recorded_at[earlier] < first_send[later]
+                    ):
+                        self.fail(
+                            "S2 order",
+                            f"session {session_id}: {later} was sent before {earlier}, "
+                            "which came first in Slack and was already stored",
+                        )
             for before, after in pairwise(ordered):
                 end = done_at.get(before)
                 if end is None or end > first_send[after]:
@@ -183,11 +202,14 @@ class Oracle:
     # S4 ------------------------------------------------------------------------------------
 
     def message_ids(self) -> None:
+        turn_ids = set(self.sim.turn_ids())
         for request in self.sim.agents.requests:
             if request.method not in ("SendStreamingMessage", "message/stream"):
                 continue
             message_id = request.message_id or ""
-            if message_id.startswith("slack-"):
+            if message_id.startswith("slack-") and message_id[6:] not in turn_ids:
+                self.fail("S4 messageId", f"a turn sent with messageId {message_id!r}, not its own")
+            elif message_id.startswith("slack-"):
                 if request.task_id:
                     self.fail(
                         "S4 taskId",
@@ -209,6 +231,7 @@ class Oracle:
             for message in messages:
                 if message.user != BOT_USER:
                     continue
+                slack.settle(message)
                 shown = json.dumps(message.blocks) + message.text
                 if CANARY in shown:
                     self.fail(
@@ -222,10 +245,15 @@ class Oracle:
             notices_seen: dict[str, int] = defaultdict(int)
             reply: list[SlackMessage] = []
             for message in messages:
-                if message.text in sentences and not message.blocks:
-                    notices_seen[message.text] += 1
+                notice = notice_text(message, sentences)
+                if notice is not None:
+                    notices_seen[notice] += 1
+                    if notice not in sentences:
+                        self.fail("S6 notice", f"turn {turn_id}: an unknown notice {notice!r}")
                 elif is_prompt(message):
                     continue
+                elif self.orphaned(turn_id, message, writes):
+                    self.accept("orphan message", f"turn {turn_id}: message {message.ts}")
                 else:
                     reply.append(message)
             for text, count in notices_seen.items():
@@ -236,6 +264,32 @@ class Oracle:
                 continue
             self.reply_text(turn_id, done[0], reply)
 
+    def orphaned(
+        self, turn_id: str, message: SlackMessage, writes: list[tuple[int, str, dict[str, Any]]]
+    ) -> bool:
+        """A reply message whose writer died before any checkpoint of the turn named it.
+
+        No later carrier can know it exists, so its text may show again in
+        another message: a window the product does not close (reported, not
+        failed; counted as accepted).
+        """
+        if self.sim.platform.outcomes.get(message.by, "ok") == "ok":
+            return False
+        return not any(message.ts in str(data.get("checkpoint") or "") for _, _, data in writes)
+
+    def no_output_told(self, turn_id: str) -> bool:
+        sentences = {"The agent finished without any output."}
+        return any(
+            notice_text(message, sentences) == "The agent finished without any output."
+            for messages in self.sim.slack.channels.values()
+            for message in messages
+            if message.turn == turn_id
+        )
+
+    def accept(self, code: str, detail: str) -> None:
+        """A break of the promise the product knowingly allows (counted, not failed)."""
+        self.accepted.append(Violation(code, detail))
+
     def reply_text(self, turn_id: str, done: dict[str, Any], reply: list[SlackMessage]) -> None:
         expected = self.sim.reference_text(turn_id)
         if expected is None:
@@ -243,6 +297,12 @@ class Oracle:
         shown = "".join(
             visible_text(message) for message in sorted(reply, key=lambda m: float(m.ts))
         )
+        if done.get("outcome") == "completed" and not expected and not self.no_output_told(turn_id):
+            self.fail(
+                "S6 no output untold",
+                f"turn {turn_id} completed without text and the thread was not told "
+                '"The agent finished without any output."',
+            )
         if done.get("outcome") in ("completed",) and shown.strip() != expected.strip():
             self.fail(
                 "S3 text",
@@ -251,6 +311,9 @@ class Oracle:
         cards: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
         for message in reply:
             for card in message.cards.values():
+                if message.stream == "expired" and card.status == "in_progress":
+                    self.accept("step left in a cut stream", f"turn {turn_id}: {card.id}")
+                    continue
                 cards[card.id].append((card.status, card.output))
             for block in message.blocks:
                 if block.get("type") == "task_card":

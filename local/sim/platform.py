@@ -26,6 +26,7 @@ the whole instance with every invocation on it.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,8 +122,14 @@ class Platform:
                 return "retry"
             except Exception as error:  # noqa: BLE001 - the entry points log and acknowledge these
                 self.stats.errors += 1
+                frames = traceback.extract_tb(error.__traceback__)[-4:]
+                where = " < ".join(f"{f.name}:{f.lineno}" for f in reversed(frames))
                 self.failures.append(
-                    Failure(name, f"{type(error).__name__}: {error}", self.world.now_us)
+                    Failure(
+                        name,
+                        f"{type(error).__name__}: {error} (at {where})",
+                        self.world.now_us,
+                    )
                 )
                 self.world.log("error", name, type(error).__name__, str(error)[:200])
                 return "error"

@@ -14,6 +14,7 @@ through ``ShellCalls``, the one place that knows its entry points.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import httpx
 from local.sim.agent import AgentWorld, SimAgentTransport
 from local.sim.oracle import Oracle, Violation
 from local.sim.people import PEOPLE, SIGNING_SECRET, People
+from local.sim.plants import Plant
 from local.sim.platform import Platform
 from local.sim.scripts import AgentProfile
 from local.sim.services import (
@@ -104,6 +106,8 @@ class Result:
 
     seed: int
     violations: list[Violation]
+    accepted: list[Violation]
+    """Breaks of the promise the product knowingly allows (counted, not failed)."""
     digest: str
     turns: int
     fired: list[tuple[str, str, int]]
@@ -135,6 +139,8 @@ class Simulation:
         self.chat = SimChat(self.slack)
         self.transport = SimAgentTransport(self.agents, self.platform.hand_over_at)
         self.transport.run_timers = lambda limit: run_due_timers(world, limit)
+        self.http = httpx.Client(transport=self.transport)
+        """One HTTP client for every instance: on an in-process transport it holds no state."""
         self.people = People(
             self, threads if threads is not None else swarm.randint(4, 12), CHANNELS
         )
@@ -175,7 +181,7 @@ class Simulation:
             turns=self.turn_queue,
             tasks=self.task_queue,
             chat=self.chat,
-            http=httpx.Client(transport=self.transport),
+            http=self.http,
             cards=CardCache(),
         )
 
@@ -243,15 +249,17 @@ class Simulation:
             if world.faults_on and world.now_us >= quiet_at:
                 world.faults_on = False
                 world.log("quiet")
-            if world.now_us >= quiet_at and self.quiescent():
+            if world.now_us > self.people.last_post_us() and self.quiescent():
                 break
             if world.now_us >= bound:
                 break
         self.reconciling = False
-        violations = Oracle(self).check()
+        oracle = Oracle(self)
+        violations = oracle.check()
         return Result(
             seed=self.seed,
             violations=violations,
+            accepted=oracle.accepted,
             digest=world.digest(),
             turns=len(self.turn_ids()),
             fired=list(world.fired),
@@ -386,3 +394,35 @@ def trace_of(seed: int, result: Result) -> list[tuple[object, ...]]:
     simulation = Simulation(seed, disabled=dropped)
     simulation.run()
     return simulation.world.trace
+
+
+TURN_IN_TEXT = re.compile(r"C0SIM\d-\d+\.\d+")
+
+
+def broken_rules(result: Result) -> set[tuple[str, str]]:
+    """The rules a history broke, by rule and turn (stable across small timing changes)."""
+    rules = set()
+    for violation in result.violations:
+        turn = TURN_IN_TEXT.search(violation.detail)
+        rules.add((violation.code, turn.group(0) if turn else violation.detail))
+    return rules
+
+
+def first_catch(
+    bug: Plant, seeds: Iterable[int], baseline: dict[int, Result]
+) -> tuple[int, int] | None:
+    """The first seed whose history breaks a rule with ``bug`` planted that it keeps without it.
+
+    Returns:
+        (seed, how many histories it took), or None within ``seeds``.
+    """
+    from local.sim.plants import planted
+
+    for count, seed in enumerate(seeds, start=1):
+        if seed not in baseline:
+            baseline[seed] = run_seed(seed)
+        with planted(bug):
+            result = run_seed(seed)
+        if broken_rules(result) - broken_rules(baseline[seed]):
+            return seed, count
+    return None

@@ -247,6 +247,18 @@ class _Builder:
                 message["messageId"] = f"status-{self.prefix}-{self.messages}"
             self.status("working", message)
 
+    def agent_message(self) -> None:
+        """A Message in the middle of a task: never the reply (the contract's ignored Messages)."""
+        self.messages += 1
+        message: dict[str, Any] = {
+            "role": self.rng.choice(("agent", "agent", "user")),
+            "parts": [{"text": "aside " + _words(self.rng, 1, 3)}],
+            "messageId": f"aside-{self.prefix}-{self.messages}",
+        }
+        if self.rng.random() < 0.5:
+            message["taskId"] = "named"  # replaced by the task's id when emitted
+        self.add({"kind": "message", "message": message})
+
     def body(self, count: int) -> None:
         rng = self.rng
         for _ in range(count):
@@ -258,16 +270,23 @@ class _Builder:
             elif roll < 0.72:
                 self.calls += 1
                 call = (rng.choice(TOOL_NAMES), f"call-{self.prefix}-{self.calls}")
+                if rng.random() < 0.05:  # the result comes before its call
+                    self.place_tool(self.tool_part(call[0], call[1], result=True))
+                    self.place_tool(self.tool_part(call[0], call[1], result=False))
+                    continue
                 self.place_tool(self.tool_part(call[0], call[1], result=False))
                 self.open_calls.append(call)
             elif roll < 0.85 and self.open_calls:
                 name, call_id = self.open_calls.pop(rng.randrange(len(self.open_calls)))
-                self.place_tool(
-                    self.tool_part(name, call_id, result=True, failed=rng.random() < 0.2)
-                )
+                failed = rng.random() < 0.2
+                self.place_tool(self.tool_part(name, call_id, result=True, failed=failed))
+                if rng.random() < 0.05:  # a second, different result: the first one counts
+                    self.place_tool(self.tool_part(name, call_id, result=True, failed=not failed))
             elif roll < 0.9:
                 text = "" if rng.random() < 0.4 else _words(rng, 1, 5) + " "
                 self.replace(rng.choice(("a1", "a2")), text)
+            elif roll < 0.92:
+                self.agent_message()
             elif roll < 0.95:
                 self.status(
                     "working", {"role": "agent", "parts": [{"text": "status " + _words(rng, 1, 3)}]}

@@ -189,6 +189,17 @@ class Stored:
 
 
 WATCHED = ("kourier_turns", "kourier_sessions", "kourier_questions")
+READ_FAULTS = (("crash_before", 0.003), ("unavailable", 0.002))
+WRITE_FAULTS = (
+    ("crash_before", 0.003),
+    ("aborted", 0.002),
+    ("applied_unavailable", 0.002),
+    ("applied_retried", 0.002),
+    ("crash_after", 0.005),
+)
+"""Faults of one call: the instance dies before it; the commit aborts; it applies and the
+caller gets an error; it applies and the client's retry finds it done; it applies and the
+instance dies."""
 
 
 class SimDocuments:
@@ -200,6 +211,7 @@ class SimDocuments:
         self.writes: list[tuple[int, str, str, str, str, dict[str, Any]]] = []
         """(time, invocation, op, collection, key, document after the write)."""
         self._last_write_us = -1
+        self._latency = world.stream("firestore/latency")
 
     # The port ------------------------------------------------------------------------
 
@@ -269,12 +281,12 @@ class SimDocuments:
 
         Returns:
             How a write that applies ends for the caller: None (it learns it
-            succeeded), "unavailable" (it applied, then the caller got an
-            error), "retried" (applied; the client's retry found it done) or
-            "crash" (applied; the instance dies).
+            succeeded), "applied_unavailable" (it applied, then the caller got
+            an error), "applied_retried" (applied; the client's retry found it
+            done) or "crash_after" (applied; the instance dies).
         """
         world = self.world
-        rng = world.stream("firestore/latency")
+        rng = self._latency
         latency = 0.002 + rng.random() * 0.01
         if rng.random() < 0.01:
             latency += rng.uniform(0.2, 2.0)
@@ -282,23 +294,15 @@ class SimDocuments:
         invocation = world.current
         assert invocation is not None
         world.log("fs", op, collection, key)
-        site = f"{collection}.{op}"
-        if world.chance("platform.crash_before", 0.003, site):
+        fault = world.pick(f"firestore.{op}", READ_FAULTS if read else WRITE_FAULTS, collection)
+        if fault is None:
+            return None
+        if fault == "crash_before":
             world.kill(invocation.instance, f"before {op} {collection}/{key}")
             raise Killed(invocation.name)
-        if read:
-            if world.chance("firestore.read_unavailable", 0.002, site):
-                raise errors().StoreUnavailable(f"Firestore: unavailable ({op})")
-            return None
-        if world.chance("firestore.aborted", 0.002, site):
-            raise errors().StoreUnavailable(f"Firestore: aborted ({op})")
-        if world.chance("firestore.applied_unavailable", 0.002, site):
-            return "unavailable"
-        if world.chance("firestore.applied_retried", 0.002, site):
-            return "retried"
-        if world.chance("platform.crash_after", 0.005, site):
-            return "crash"
-        return None
+        if fault in ("unavailable", "aborted"):
+            raise errors().StoreUnavailable(f"Firestore: {fault} ({op})")
+        return fault
 
     def _after_write(self, ambiguous: str | None, on_retry: Callable[[], Exception] | None) -> None:
         world = self.world
@@ -306,10 +310,10 @@ class SimDocuments:
             return
         invocation = world.current
         assert invocation is not None
-        if ambiguous == "crash":
+        if ambiguous == "crash_after":
             world.kill(invocation.instance, "after a write applied")
             raise Killed(invocation.name)
-        if ambiguous == "unavailable":
+        if ambiguous == "applied_unavailable":
             raise errors().StoreUnavailable("Firestore: deadline exceeded after the commit")
         if on_retry is not None:
             raise on_retry()

@@ -40,6 +40,14 @@ MAX_BLOCKS = 50
 STREAM_LIFETIME_US = 300 * SECOND
 STREAM_MAX_CHARS = 40_000
 TRIGGER_LIFETIME_US = 3 * SECOND
+SLACK_FAULTS = (
+    ("crash_before", 0.003),
+    ("ratelimited", 0.02),
+    ("server_error", 0.003),
+    ("crash_after", 0.005),
+)
+"""Faults of one Web API call: the instance dies before it; HTTP 429 (slack_sdk waits out
+Retry-After and tries again, five times); HTTP 5xx; it applies and the instance dies."""
 
 
 class SlackAnswer(dict[str, Any]):
@@ -161,7 +169,7 @@ class SimSlack:
         if message.user == BOT_USER and message.thread_ts:
             self.statuses.pop((message.channel, message.thread_ts), None)
 
-    def _settle(self, message: SlackMessage) -> SlackMessage:
+    def settle(self, message: SlackMessage) -> SlackMessage:
         if (
             message.stream == "streaming"
             and self.world.now_us - message.started_us > STREAM_LIFETIME_US
@@ -304,7 +312,7 @@ class SimSlack:
             raise SlackError("message_not_found")
         if message.user != BOT_USER:
             raise SlackError("cant_update_message")
-        return self._settle(message)
+        return self.settle(message)
 
     def _streaming(self, channel: str, ts: str) -> SlackMessage:
         message = self._bot_message(channel, ts)
@@ -416,10 +424,12 @@ class SimChat:
     def __init__(self, slack: SimSlack) -> None:
         self.slack = slack
         self.world = slack.world
+        self._latency = slack.world.stream("slack/latency")
+        self._retry_after = slack.world.stream("slack/retry-after")
 
     def _call(self, method: str, args: dict[str, Any], apply: Callable[[], Any]) -> SlackAnswer:
         world = self.world
-        rng = world.stream("slack/latency")
+        rng = self._latency
         for attempt in range(6):
             latency = 0.02 + rng.random() * 0.08
             if rng.random() < 0.01:
@@ -427,11 +437,12 @@ class SimChat:
             world.block(us(latency))
             invocation = world.current
             assert invocation is not None
-            if world.chance("platform.crash_before", 0.003, "slack"):
+            fault = world.pick("slack", SLACK_FAULTS, method)
+            if fault == "crash_before":
                 world.kill(invocation.instance, f"before {method}")
                 raise Killed(invocation.name)
-            if world.chance("slack.ratelimited", 0.02, method):
-                retry_after = world.stream("slack/retry-after").randint(1, 30)
+            if fault == "ratelimited":
+                retry_after = self._retry_after.randint(1, 30)
                 world.log("slack.429", method, retry_after)
                 if attempt == 5:
                     raise SlackApiError(
@@ -440,7 +451,7 @@ class SimChat:
                     )
                 self._wait(retry_after)
                 continue
-            if world.chance("slack.server_error", 0.003, method):
+            if fault == "server_error":
                 world.log("slack.5xx", method)
                 raise SlackApiError("internal_error", _ErrorBody("internal_error", 500))
             try:
@@ -450,7 +461,7 @@ class SimChat:
                 raise SlackApiError(error.code, _ErrorBody(error.code, error.status)) from None
             self.slack.calls.append((world.now_us, invocation.name, method, args))
             world.log("slack", method)
-            if world.chance("platform.crash_after", 0.005, "slack"):
+            if fault == "crash_after":
                 world.kill(invocation.instance, f"after {method}")
                 raise Killed(invocation.name)
             answer = SlackAnswer(ok=True)

@@ -97,7 +97,8 @@ class World:
         self._heap: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = 0
         self._streams: dict[tuple[str, str], random.Random] = {}
-        self._occurrences: dict[tuple[str, str], int] = {}
+        self._sites: dict[tuple[str, str], list[Any]] = {}
+        """Per fault site and entity: its random stream and how often it was asked."""
         self.disabled = disabled
         """Fault decisions forced off: (site, entity, occurrence)."""
         self.fired: list[tuple[str, str, int]] = []
@@ -124,9 +125,13 @@ class World:
         if probability <= 0.0 or not self.faults_on:
             return False
         key = (site, entity)
-        occurrence = self._occurrences.get(key, 0)
-        self._occurrences[key] = occurrence + 1
-        if self.stream("fault/" + site, entity).random() >= probability:
+        state = self._sites.get(key)
+        if state is None:
+            state = [random.Random(stream_seed(self.seed, "fault/" + site, entity)), 0]
+            self._sites[key] = state
+        occurrence = state[1]
+        state[1] = occurrence + 1
+        if state[0].random() >= probability:
             return False
         decision = (site, entity, occurrence)
         if decision in self.disabled:
@@ -134,6 +139,31 @@ class World:
         self.fired.append(decision)
         self.log("fault", site, entity, occurrence)
         return True
+
+    def pick(
+        self, site: str, faults: tuple[tuple[str, float], ...], entity: str = ""
+    ) -> str | None:
+        """Which one of several faults at one point fires now, if any (one draw for all)."""
+        if not self.faults_on:
+            return None
+        key = (site, entity)
+        state = self._sites.get(key)
+        if state is None:
+            state = [random.Random(stream_seed(self.seed, "fault/" + site, entity)), 0]
+            self._sites[key] = state
+        occurrence = state[1]
+        state[1] = occurrence + 1
+        roll = state[0].random()
+        for name, probability in faults:
+            if roll < probability:
+                decision = (name, f"{site}/{entity}", occurrence)
+                if decision in self.disabled:
+                    return None
+                self.fired.append(decision)
+                self.log("fault", name, site, entity, occurrence)
+                return name
+            roll -= probability
+        return None
 
     # Time and scheduling ------------------------------------------------------------
 
