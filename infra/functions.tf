@@ -182,6 +182,10 @@ resource "google_cloudfunctions2_function" "kourier" {
   }
 
   lifecycle {
+    precondition {
+      condition     = local.function_settings[each.key].concurrency == 1 || tonumber(local.function_settings[each.key].cpu) >= 1
+      error_message = "${each.key}: a function that serves more than one request at a time needs cpu of at least \"1\" (Cloud Run)."
+    }
     postcondition {
       condition     = self.url == local.function_urls[each.key]
       error_message = "Function ${each.value} answers at ${self.url}, not at ${local.function_urls[each.key]} where the other functions and Slack will call it."

@@ -302,3 +302,28 @@ def test_terraform_fmt_finds_nothing_to_change(checkov_bin: Path) -> None:
         "terraform fmt would change these files (run `terraform fmt -recursive infra`):\n"
         + result.stdout
     )
+
+
+def test_the_sizing_table_fits_the_platform(terraform_files: dict[str, dict[str, Any]]) -> None:
+    """sizing.tf's numbers against the limits they must respect (infra/README.md, Sizing)."""
+    sizing = local_value(terraform_files, "function_sizing")
+    assert set(sizing) == ENTRY_POINTS, f"sizing.tf sizes {sorted(sizing)}"
+    handover = local_value(terraform_files, "follow_handover")
+    problems = []
+    for name, size in sizing.items():
+        if size["concurrency"] > 1 and float(size["cpu"]) < 1:
+            problems.append(f"{name}: concurrency {size['concurrency']} needs cpu >= 1")
+        if size["follows_streams"] and size["timeout_seconds"] - handover < 60:
+            problems.append(f"{name}: follows streams for less than a minute before handing over")
+        if not size["min_instances"] <= size["max_instances"]:
+            problems.append(f"{name}: min_instances above max_instances")
+    if sizing["turn_send"]["timeout_seconds"] > 540:
+        problems.append("turn_send: Pub/Sub waits 600 s for a push; stop by 540 s")
+    if sizing["chat_ingress"]["min_instances"] < 1:
+        problems.append("chat_ingress: keep one instance warm for Slack's 3 s acknowledgement")
+    problems += [
+        f"{name}: a Cloud Task waits at most 1800 s"
+        for name in ("stream_follow", "timeout")
+        if sizing[name]["timeout_seconds"] > 1800
+    ]
+    assert problems == [], "\n".join(problems)
