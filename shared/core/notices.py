@@ -113,17 +113,17 @@ ANSWER_BLANK = "Write an answer before you send it."
 
 # Alerts (triggers): the root message, notes in the thread, the flood summary, the turn.
 ALERT_THREAD_OPENED = (
-    "Agent Kourier opened this thread for an alert from trigger {trigger}. "
-    "The agent is looking into it; reply here to join in."
+    "Opened for an alert from trigger {trigger}. The agent is looking into it; "
+    "reply here to join in."
 )
 ALERTS_FIRING = "{count} alert firing"
 ALERTS_FIRING_MANY = "{count} alerts firing"
 ALERTS_LEFT_OUT = "{count} more left out by the sender"
 ALERTS_CHANGED = "The alerts changed: {new} new, {ended} no longer firing, {firing} firing now."
-ALERTS_RESOLVED = ":white_check_mark: Resolved: no alert of this group fires any more."
+ALERTS_RESOLVED = "✅ Resolved: no alert of this group fires any more."
 AND_MORE = "… and {count} more."
 FLOOD_SUMMARY = (
-    ":warning: Trigger {trigger} opened {limit} threads in the last hour, its limit, "
+    "⚠️ Trigger {trigger} opened {limit} threads in the last hour, its limit, "
     "so these alert groups got no thread:"
 )
 ALERT_TURN = (

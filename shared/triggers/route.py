@@ -34,6 +34,7 @@ from shared.errors import ConfigError, PayloadRejected, TriggerRejected
 from shared.ingress import Reply, hand_off
 from shared.secrets import read_secret
 from shared.settings import get_settings
+from shared.slack.prompts import notice_message
 from shared.slack.web import slack_client
 from shared.store import Store, Turn, get_store, now, session_key
 from shared.triggers import messages
@@ -104,6 +105,8 @@ class Outcome:
 
     status: int
     what: str
+    thread: str = ""
+    """The ts of the group's thread, when there is one."""
 
 
 def _answer(trigger: Trigger, group: AlertGroup, outcome: Outcome) -> Reply:
@@ -115,7 +118,10 @@ def _answer(trigger: Trigger, group: AlertGroup, outcome: Outcome) -> Reply:
         alerts=len(group.alerts),
         outcome=outcome.what,
     )
-    return Reply(outcome.status, {"ok": outcome.status == 200, "outcome": outcome.what})
+    body: dict[str, Any] = {"ok": outcome.status == 200, "outcome": outcome.what}
+    if outcome.thread:
+        body["thread"] = outcome.thread
+    return Reply(outcome.status, body)
 
 
 class AlertDesk:
@@ -150,7 +156,8 @@ class AlertDesk:
         if isinstance(decision, Later):
             return Outcome(503, f"later: {decision.reason}")
         assert isinstance(decision, Nothing)
-        return Outcome(200, f"nothing: {decision.reason}")
+        shown = thread.thread_ts if thread is not None and thread.state == "open" else ""
+        return Outcome(200, f"nothing: {decision.reason}", shown)
 
     # Opening a thread ----------------------------------------------------------
 
@@ -165,7 +172,7 @@ class AlertDesk:
             return self._skip(group, at)
         text, blocks = messages.root_message(self.trigger.name, group)
         try:
-            ts = self._post(text, blocks=blocks)
+            ts = self._post(text=text, blocks=blocks)
         except SlackApiError:
             log.warning("trigger_root_not_posted", trigger=self.trigger.name, exc_info=True)
             self.records.change_ledger(self.trigger.name, lambda ledger: unadmit(ledger, at))
@@ -175,7 +182,7 @@ class AlertDesk:
         if not self.records.open_thread(claim, opened(claim, self.channel, ts), turn):
             return Outcome(200, "nothing: another request took the group over")
         hand_off(self.store, turn)
-        return Outcome(200, "opened a thread")
+        return Outcome(200, "opened a thread", ts)
 
     def _release(self, claim: AlertThread) -> None:
         self.records.change_thread(
@@ -191,7 +198,9 @@ class AlertDesk:
             messages.note_text(decision) if isinstance(decision, Note) else notices.ALERTS_RESOLVED
         )
         try:
-            ts = self._post(text, thread_ts=thread.thread_ts, channel=thread.channel)
+            ts = self._post(
+                thread_ts=thread.thread_ts, channel=thread.channel, **notice_message(text)
+            )
         except SlackApiError:
             log.warning("trigger_note_not_posted", trigger=self.trigger.name, exc_info=True)
             return Outcome(503, "later: Slack did not take the message")
@@ -201,14 +210,14 @@ class AlertDesk:
             lambda current: after(thread, group, decision) if current == thread else None,
         )
         if isinstance(decision, Note):
-            return Outcome(200, "noted the change in the thread")
+            return Outcome(200, "noted the change in the thread", thread.thread_ts)
         if self.trigger.resolved_starts_turn:
             turn = self._turn(
                 ts, thread.thread_ts, messages.resolution_turn(self.trigger.name, group), thread
             )
             if self.store.record_turn(turn).status == "received":
                 hand_off(self.store, turn)
-        return Outcome(200, "resolved the thread")
+        return Outcome(200, "resolved the thread", thread.thread_ts)
 
     def _turn(self, ts: str, thread_ts: str, text: str, thread: AlertThread | None = None) -> Turn:
         channel = thread.channel if thread else self.channel
@@ -240,7 +249,7 @@ class AlertDesk:
         assert summary is not None
         try:
             if done.post:
-                ts = self._post(self._summary_text(summary))
+                ts = self._post(**notice_message(self._summary_text(summary)))
                 self.records.change_ledger(
                     self.trigger.name, lambda ledger: summary_posted(ledger, summary.started_at, ts)
                 )
@@ -257,7 +266,7 @@ class AlertDesk:
         while True:
             if not posted:
                 self.slack.chat_update(
-                    channel=self.channel, ts=shown.ts, text=self._summary_text(shown)
+                    channel=self.channel, ts=shown.ts, **notice_message(self._summary_text(shown))
                 )
             posted = False
             current = self.records.ledger(self.trigger.name).summary
@@ -278,7 +287,7 @@ class AlertDesk:
     def _post(
         self,
         text: str,
-        blocks: list[dict[str, Any]] | None = None,
+        blocks: list[dict[str, Any]],
         thread_ts: str | None = None,
         channel: str | None = None,
     ) -> str:

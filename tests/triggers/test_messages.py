@@ -48,12 +48,13 @@ def test_the_root_message_shows_title_severity_summary_labels_and_links() -> Non
 
     shown = "\n".join(t["text"] for t in texts_of(blocks))
     assert text == "CheckoutErrors · critical · firing"
-    assert "*CheckoutErrors* · critical · firing" in shown
+    assert "🚨 *CheckoutErrors* · critical · firing" in shown
     assert "5xx ratio 7.3% on checkout-api (eu-west-1)" in shown
     assert "env: prod  ·  team: payments" in shown
     assert "alertname:" not in shown and "severity:" not in shown
-    assert "<https://runbooks.example.com/checkout-errors|Runbook>" in shown
-    assert "<https://alertmanager.example.com|Alertmanager>" in shown
+    assert "Runbook: <https://runbooks.example.com/checkout-errors>" in shown
+    assert "Alertmanager: <https://alertmanager.example.com>" in shown
+    assert "|" not in shown, "no link hides its address behind a label"
     assert notices.alerts_firing(1) in shown
     assert notices.ALERT_THREAD_OPENED.format(trigger="am") in shown
 
@@ -64,7 +65,7 @@ def test_a_hostile_annotation_mentions_no_one_and_forges_no_link_in_the_root_mes
     text, blocks = root_message("am", group)
 
     objects = texts_of(blocks)
-    assert all(t["type"] == "mrkdwn" and t["verbatim"] is True for t in objects), (
+    assert all(t["verbatim"] is True for t in objects if t["type"] == "mrkdwn"), (
         "verbatim: Slack parses no @channel or #channel in them"
     )
     everything = [text, *(t["text"] for t in objects)]
@@ -77,7 +78,7 @@ def test_a_hostile_annotation_mentions_no_one_and_forges_no_link_in_the_root_mes
     assert "&lt;https://evil.example|click me&gt;" in joined
     assert "&amp; more" in joined
     assert "javascript:" not in joined, "only plain http(s) links are links"
-    assert "|Source>" not in joined, "a URL with | or > in it is not made a link"
+    assert "Source:" not in joined, "a URL with | or > in it is not made a link"
 
 
 def test_the_agent_gets_kourier_s_line_then_every_field_in_one_untrusted_block() -> None:
@@ -104,26 +105,28 @@ def test_no_person_prefix_starts_a_trigger_turn() -> None:
     assert not re.match(r"^\[Slack:", opening_turn("disk", group))
 
 
-def test_a_note_names_the_new_alerts_inertly() -> None:
+def test_a_note_names_the_new_alerts() -> None:
     payload = alertmanager()
     payload["alerts"][0]["annotations"]["summary"] = "<!here> new region"
     alert = read_payload("alertmanager", encoded(payload)).alerts[0]
 
     text = note_text(Note(new=(alert,), ended=1, firing=2))
 
-    assert text.splitlines() == [notices.alerts_changed(1, 1, 2), "• &lt;!here&gt; new region"]
+    assert text.splitlines() == [notices.alerts_changed(1, 1, 2), "• <!here> new region"], (
+        "plain text: shown in a notice, which Slack reads for no mention"
+    )
 
 
 def test_the_flood_summary_lists_each_skipped_group_and_cuts_a_long_list() -> None:
     from datetime import UTC, datetime
 
     at = datetime(2026, 12, 1, 9, 5, tzinfo=UTC)
-    skipped = tuple(Skipped(f"g{i}", f"<!channel> alert {i}", "critical", at) for i in range(25))
+    skipped = tuple(Skipped(f"g{i}", f"Alert\n{i}", "critical", at) for i in range(25))
 
     text = summary_text("am", 3, FloodSummary(started_at=at, skipped=skipped))
 
     lines = text.splitlines()
     assert lines[0] == notices.FLOOD_SUMMARY.format(trigger="am", limit=3)
-    assert lines[1] == "• *&lt;!channel&gt; alert 0* (critical) at 09:05 UTC"
-    assert len(lines) == 1 + 20 + 1
-    assert lines[-1] == notices.AND_MORE.format(count=5)
+    assert lines[1] == "• Alert 0 (critical) at 09:05 UTC"
+    assert len(lines) == 1 + 15 + 1
+    assert lines[-1] == notices.AND_MORE.format(count=10)
