@@ -16,6 +16,7 @@ commands, and what each needs running:
   up                    nothing: it starts the whole local stack (emulators, functions,
                         Slack stand-in, demo agent) and runs until Ctrl-C
   say                   ./kourier up, running in another terminal
+  alert                 ./kourier up, running in another terminal
   agent check BACKEND   the agent, running; and a config: $KOURIER_CONFIG, or else the
                         one ./kourier up wrote ({config})
   test                  nothing: the tests start what they need on ports of their own
@@ -71,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     say.add_argument(
         "--wait", type=float, default=180.0, help="seconds to wait for the thread to settle"
     )
+    alert = commands.add_parser(
+        "alert",
+        help="send a sample Alertmanager notification to the demo trigger (needs ./kourier up)",
+    )
+    alert.add_argument("--resolved", action="store_true", help="send the alert group resolved")
+    alert.add_argument("--file", default=None, help="send this notification (JSON) instead")
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("test", "sim"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -99,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
             wait=args.wait,
         )
         return saying.main(request, f"http://127.0.0.1:{StackPorts.from_env().slack}")
+    if args.command == "alert":
+        from local.alert import main as alert_main
+
+        return alert_main(resolved=args.resolved, file=args.file)
     return 2
 
 
@@ -132,6 +143,7 @@ Agent Kourier is running.
   Slack Events URL       {stack.ingress_url}slack/events
   Slack Interactivity    {stack.ingress_url}slack/interactivity
   Health                 {stack.ingress_url}healthz
+  Alert triggers         {stack.ingress_url}triggers/<name>
   Slack Web API          {stack.slack_api_url}
   Agent                  {stack.agent_url or "(from your KOURIER_CONFIG)"}
   Config                 {stack.config_path}
@@ -139,6 +151,8 @@ Agent Kourier is running.
 
 Talk to the demo agent (in another terminal):
   ./kourier say "hello, what can you do?"
+  ./kourier alert            an alert opens a thread, and the agent looks into it
+  ./kourier alert --resolved
 Each answer ends with the line that continues its thread (./kourier say --thread ...).
 Ctrl-C stops everything."""
 

@@ -40,6 +40,10 @@ DEMO_TIMINGS = {
 20 s (in the cloud: 8 and 2 minutes), so the demo shows both quickly; the environment wins."""
 DEFAULT_SIGNING_SECRET = "local-signing-secret"
 DEFAULT_BOT_TOKEN = "xoxb-local-kourier"
+DEMO_TRIGGER = "demo-alerts"
+"""The demo config's Alertmanager trigger (``kourier alert`` posts to it)."""
+DEMO_ALERT_TOKEN = "local-alert-token"
+"""Its bearer token, unless ``KOURIER_SECRET_DEMO_ALERTS_TOKEN`` says otherwise."""
 
 
 def _env_port(name: str, default: int) -> int:
@@ -100,7 +104,7 @@ class Stack:
 
 
 def demo_config(agent_url: str) -> str:
-    """The config of the local run: one binding, one channel, the demo agent."""
+    """The config of the local run: one binding, one channel, the demo agent, an alert trigger."""
     return f"""\
 # Written by `kourier up`: the demo agent, bound to one Slack channel.
 agentBackends:
@@ -116,6 +120,11 @@ bindings:
     interactions:
       questions: {{timeout: 15m}}
       toolApprovals: {{approvers: [{DEMO_APPROVER}], timeout: 15m}}
+triggers:
+  - name: {DEMO_TRIGGER}
+    source: alertmanager
+    binding: demo
+    auth: {{type: bearer, secretRef: {{name: demo-alerts-token}}}}
 """
 
 
@@ -195,6 +204,7 @@ def running_stack(
             config_file = state_dir / "kourier.yaml"
             config_file.write_text(demo_config(agent_url))
             config_path = str(config_file)
+            base_env.setdefault("KOURIER_SECRET_DEMO_ALERTS_TOKEN", DEMO_ALERT_TOKEN)
 
         function_env = {
             **({} if agent_url is None else DEMO_TIMINGS),  # base_env (the environment) wins

@@ -119,6 +119,67 @@ async def long_run(turn: DemoTurn) -> None:
     await turn.complete()
 
 
+# --- an alert (Agent Kourier's triggers) ----------------------------------------------
+
+DEPLOYS_TOOL = "recent_deploys"
+_BLOCK = re.compile(
+    r"^BEGIN UNTRUSTED DATA from [^\n]*alert[^\n]*$(.*?)^END UNTRUSTED DATA",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def alert_fields(written: str) -> dict[str, Any] | None:
+    """The alert's fields that Kourier put in the untrusted-data block, if the turn has them."""
+    found = _BLOCK.search(written)
+    if found is None:
+        return None
+    lines = [line.removeprefix("> ") for line in found.group(1).strip("\n").splitlines()]
+    try:
+        fields = json.loads("\n".join(lines))
+    except ValueError:
+        return None
+    return fields if isinstance(fields, dict) else None
+
+
+async def investigate_alert(turn: DemoTurn) -> None:
+    """Reads the alert's fields as data, checks the service's deploys with a tool, says what next."""
+    fields = alert_fields(turn.written)
+    if fields is None:
+        await turn.say(
+            "I look into the alerts Agent Kourier sends me. Run `./kourier alert` to send one.",
+            last=True,
+        )
+        await turn.complete()
+        return
+    title = str(fields.get("title", "the alert"))
+    labels = fields.get("commonLabels") or {}
+    service = str(labels.get("service") or labels.get("job") or "the service")
+    if fields.get("status") == "resolved":
+        await turn.say(
+            f"**{title}** has resolved. I keep the notes above in this thread; "
+            "if it fires again, Agent Kourier opens a new thread.",
+            last=True,
+        )
+        await turn.complete()
+        return
+    severity = f" ({fields['severity']})" if fields.get("severity") else ""
+    summary = f": {fields['summary']}" if fields.get("summary") else ""
+    await turn.say(f"Looking into **{title}**{severity}{summary}.\n\n")
+    call_id = await turn.call(DEPLOYS_TOOL, {"service": service, "since": "2h"})
+    deploy = {"version": "v2.14.1", "minutes_before_alert": 12, "author": "ci"}
+    await turn.result(call_id, DEPLOYS_TOOL, {"deploys": [deploy]})
+    runbook = (fields.get("links") or {}).get("Runbook")
+    await turn.say(
+        f"{service} {deploy['version']} went out {deploy['minutes_before_alert']} minutes "
+        "before the alert began: the likeliest cause. Next, compare the error rate by version, "
+        "and roll back if only the new one fails"
+        + (f" (runbook: {runbook})" if runbook else "")
+        + ". Reply in this thread to go on; say `approve` and I ask to restart the service.",
+        last=True,
+    )
+    await turn.complete()
+
+
 # --- tool approvals ---------------------------------------------------------------------
 
 TOOL_RESULTS: dict[str, dict[str, Any]] = {
@@ -326,6 +387,12 @@ _busy = Busy()
 
 ECHO = Behaviour((), "quotes your message and counts its words with a tool.", echo)
 BEHAVIOURS: tuple[Behaviour, ...] = (
+    # First: an alert's fields are data that may hold any other keyword.
+    Behaviour(
+        ("alert",),
+        "I look into an alert that Agent Kourier sent me (run `./kourier alert`).",
+        investigate_alert,
+    ),
     Behaviour(("hello", "help"), "this list.", menu),
     Behaviour(
         ("approve",),
