@@ -6,7 +6,8 @@ trigger: the first opens a thread and starts a turn, the same again is a
 repeat and adds nothing (as Alertmanager's repeat_interval would), and
 ``--resolved`` sends the group resolved, which posts into the same thread.
 The alert's ``startsAt`` is the start of the current hour, so a repeat within
-the hour is the same firing.
+the hour is the same firing. It then prints the thread as ``kourier say`` does,
+once the agent's answer has settled.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from typing import Any
 
 import httpx
 
+from local.say import Say, run
 from local.slack_standin.client import SlackStandin
-from local.slack_standin.models import Message
-from local.stack import DEMO_ALERT_TOKEN, DEMO_CHANNEL, DEMO_TRIGGER, StackPorts
+from local.stack import DEMO_ALERT_TOKEN, DEMO_APPROVER, DEMO_CHANNEL, DEMO_TRIGGER, StackPorts
 
-WAIT_SECONDS = 120.0
+REPLY_WAIT_SECONDS = 120.0
+"""How long to wait for the agent to begin its answer in the alert's thread."""
 
 
 def sample_notification(resolved: bool, at: datetime) -> dict[str, Any]:
@@ -74,11 +76,15 @@ def sample_notification(resolved: bool, at: datetime) -> dict[str, Any]:
 def main(resolved: bool, file: str | None, trigger: str = DEMO_TRIGGER) -> int:
     """Send the notification, print what Kourier answered and the thread it went to."""
     ports = StackPorts.from_env()
-    body = (
-        Path(file).read_bytes()
-        if file
-        else json.dumps(sample_notification(resolved, datetime.now(UTC))).encode()
-    )
+    try:
+        body = (
+            Path(file).read_bytes()
+            if file
+            else json.dumps(sample_notification(resolved, datetime.now(UTC))).encode()
+        )
+    except OSError as error:
+        print(f"kourier alert: cannot read {file}: {error.strerror}")
+        return 1
     token = os.environ.get("KOURIER_SECRET_DEMO_ALERTS_TOKEN", DEMO_ALERT_TOKEN)
     url = f"{ports.function_url('chat_ingress')}triggers/{trigger}"
     try:
@@ -99,32 +105,19 @@ def main(resolved: bool, file: str | None, trigger: str = DEMO_TRIGGER) -> int:
         else {}
     )
     print(f"{url}: HTTP {answer.status_code}: {reply.get('outcome') or answer.text}")
-    thread_ts = reply.get("thread")
-    if not thread_ts:
+    thread = reply.get("thread")
+    if not thread:
         return 0 if answer.status_code == 200 else 1
     with SlackStandin(f"http://127.0.0.1:{ports.slack}") as standin:
-        _show(standin, DEMO_CHANNEL, thread_ts)
+        _wait_for_a_reply(standin, DEMO_CHANNEL, thread)
+        run(Say(channel=DEMO_CHANNEL, user=DEMO_APPROVER, thread=thread), standin)
     return 0
 
 
-def _show(standin: SlackStandin, channel: str, thread_ts: str) -> None:
-    """Wait until the agent's answer in the thread has stopped changing, then print the thread."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    last: list[str] = []
+def _wait_for_a_reply(standin: SlackStandin, channel: str, thread: str) -> None:
+    """Wait until the bot has replied in the thread (``say`` then waits for it to settle)."""
+    deadline = time.monotonic() + REPLY_WAIT_SECONDS
     while time.monotonic() < deadline:
-        thread = standin.thread(channel, thread_ts)
-        shown = [m.rendered for m in thread]
-        if shown == last and _settled(thread):
-            break
-        last = shown
-        time.sleep(1.0)
-    for message in standin.thread(channel, thread_ts):
-        author = "Agent Kourier" if message.is_bot else message.user
-        print(f"--- {author} (ts {message.ts})")
-        print(message.rendered)
-    print(f'thread: ./kourier say --thread {thread_ts} "your follow-up"')
-
-
-def _settled(thread: list[Message]) -> bool:
-    replies = [m for m in thread[1:] if m.is_bot]
-    return bool(replies) and all(m.stream != "streaming" for m in replies)
+        if any(m.is_bot for m in standin.thread(channel, thread)[1:]):
+            return
+        time.sleep(0.3)
