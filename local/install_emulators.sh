@@ -66,7 +66,7 @@ install_firebase_tools() {
   if [[ -x "$repo_root/node_modules/.bin/firebase" && -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
     return
   fi
-  (cd "$repo_root" && with_progress "installing firebase-tools with npm ci (first run: a few minutes)" \
+  (cd "$repo_root" && with_progress "installing firebase-tools with npm ci" "a few minutes" \
     npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
     || fail "npm ci failed (see above)"
   echo "$wanted" >"$stamp"
@@ -97,7 +97,7 @@ install_tasks_emulator() {
   command -v python3 >/dev/null || fail "python3 not found"
   rm -rf "$tasks_venv"
   python3 -m venv "$tasks_venv" || fail "python3 -m venv failed"
-  with_progress "installing the Cloud Tasks emulator into $tasks_venv" \
+  with_progress "installing the Cloud Tasks emulator into $tasks_venv" "a minute" \
     "$tasks_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$tasks_lock" \
     || fail "pip could not install $tasks_lock"
   echo "$wanted" >"$stamp"

@@ -90,7 +90,7 @@ def test_a_user_slack_does_not_know_is_looked_up_once(kourier: Kourier) -> None:
 def test_a_long_install_step_shows_itself_and_its_progress(tmp_path: Path) -> None:
     released = tmp_path / "released"
     script = (
-        'source local/progress.sh; with_progress "installing things" '
+        'source local/progress.sh; with_progress "installing things" "a while" '
         f'bash -c "until [ -e {released} ]; do sleep 0.1; done"'
     )
     step = subprocess.Popen(
@@ -106,7 +106,7 @@ def test_a_long_install_step_shows_itself_and_its_progress(tmp_path: Path) -> No
     after = step.communicate(timeout=60)[1].splitlines(keepends=True)
     shown = before + after
 
-    assert shown[0] == "kourier: installing things…\n"
+    assert shown[0] == "kourier: installing things (first run only; a while)…\n"
     assert shown[1].startswith("kourier:   still installing things (")
     assert shown[-1].startswith("kourier: done installing things in ")
     assert step.wait() == 0
