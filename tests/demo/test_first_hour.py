@@ -10,6 +10,7 @@ from unittest import mock
 from google.cloud import firestore
 
 from local.cli import banner
+from local.demo_agent.behaviours import BEHAVIOURS
 from local.stack import REPO
 from shared.settings import get_settings
 from shared.slack.people import actor_for
@@ -110,3 +111,11 @@ def test_a_long_install_step_shows_itself_and_its_progress(tmp_path: Path) -> No
     assert shown[1].startswith("kourier:   still installing things (")
     assert shown[-1].startswith("kourier: done installing things in ")
     assert step.wait() == 0
+
+
+def test_the_readme_shows_every_keyword_of_the_demo_agent() -> None:
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("## The demo agent", 1)[1].split("\n\n## ", 1)[0]
+
+    for behaviour in BEHAVIOURS:
+        assert f"| `{behaviour.example}`" in table, behaviour.keywords
