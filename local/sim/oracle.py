@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from local.sim.agent import CANARY
+from local.sim.agent import CANARY, HITL
 from local.sim.slack import BOT_USER, SlackMessage
 
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ class Oracle:
         self.outcomes(turns)
         self.order(turns)
         self.message_ids()
+        self.approvals()
         self.thread_texts(turns)
         return self.violations
 
@@ -151,8 +152,13 @@ class Oracle:
                         f"status {data.get('status')!r} outcome {data.get('outcome')!r}",
                     )
                     break
+        answers = {
+            reply
+            for stored in self.sim.documents.collections.get("kourier_questions", {}).values()
+            for reply in stored.data.get("replies") or []
+        }
         for post in self.sim.people.mentions():
-            if post not in turns:
+            if post not in turns and post not in answers:
                 self.fail("S1 lost", f"the mention {post} never became a turn")
 
     # S2 ------------------------------------------------------------------------------------
@@ -217,6 +223,42 @@ class Oracle:
                     )
             elif not message_id.startswith("answer-"):
                 self.fail("S4 messageId", f"a send with messageId {message_id!r}")
+
+    # S5 ------------------------------------------------------------------------------------
+
+    def approvals(self) -> None:
+        """Every tool approved in an answer was approved on its prompt by an approver's click."""
+        from local.sim.people import APPROVERS
+
+        approved: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        for click in self.sim.people.clicks:
+            _prefix, _key, verb, *rest = click.action_id.split(":")
+            if click.user in APPROVERS and verb in ("approve", "approve_all"):
+                approved[click.message_ts].append((click.at_us, rest[0] if rest else "*"))
+        questions = self.sim.documents.collections.get("kourier_questions", {})
+        for request in self.sim.agents.requests:
+            payload = (request.metadata or {}).get(HITL) or {}
+            if payload.get("type") != "tool_approval_response":
+                continue
+            key = (request.message_id or "").removeprefix("answer-").rsplit("-", 1)[0]
+            stored = questions.get(key)
+            prompt_ts = stored.data.get("prompt_ts") if stored is not None else None
+            for index, approval in enumerate(payload.get("approvals", [])):
+                clicks = [
+                    at
+                    for at, tool in approved.get(prompt_ts or "", [])
+                    if tool in ("*", str(index))
+                ]
+                if approval.get("approved") is True and not any(
+                    at <= request.at_us for at in clicks
+                ):
+                    self.fail(
+                        "S5 approver",
+                        f"tool {approval.get('id')} was approved in {request.message_id} "
+                        "without an approver's click on its prompt",
+                    )
+                if approval.get("approved") is False and not approval.get("rejection_reason"):
+                    self.fail("S5 reason", f"tool {approval.get('id')} denied without a reason")
 
     # S3 and S6 -------------------------------------------------------------------------------
 

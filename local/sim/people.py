@@ -19,6 +19,7 @@ import json
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from local.sim.slack import BOT_USER, TEAM
 from local.sim.world import SECOND, us
@@ -51,6 +52,8 @@ PEOPLE = {
         "profile": {"real_name": "Carol Cho", "display_name": "carol"},
     },
 }
+APPROVERS = ("U0ALICE", "U0BOB")
+"""The binding's approvers; U0CAROL may not decide."""
 ACK_LIMIT_US = 3 * SECOND
 SLACK_RETRIES_US = (0, 60 * SECOND, 300 * SECOND)
 
@@ -100,6 +103,8 @@ class People:
         self.thread_ts: dict[int, str] = {}
         self.written: list[tuple[Post, str]] = []
         """Each post with its Slack ts."""
+        self.clicks: list[Click] = []
+        """Every click people made on a prompt, in order."""
 
     def schedule(self) -> None:
         for post in sorted(self.plan, key=lambda p: (p.at_us, p.thread)):
@@ -149,6 +154,84 @@ class People:
             delay = us(sim.world.stream("slack/events").uniform(0.01, 0.3))
             sim.platform.later(delay, lambda envelope=envelope: self.deliver_event(envelope, 0))
 
+    def prompt_posted(self, message: Any) -> None:
+        """A prompt appeared: people click its buttons, or reply, later (or never)."""
+        world = self.sim.world
+        rng = world.stream("people/prompt", message.ts)
+        buttons = [
+            element["action_id"]
+            for block in message.blocks
+            if block.get("type") == "actions"
+            for element in block.get("elements", [])
+            if "action_id" in element
+        ]
+        if not buttons or rng.random() < 0.15:
+            return  # nobody answers: the question times out
+        deciding = [
+            b
+            for b in buttons
+            if b.split(":")[2] in ("approve", "reject", "approve_all", "reject_all")
+        ]
+        at = world.now_us + us(rng.choice((rng.uniform(1, 30), rng.uniform(30, 400))))
+        if not deciding:
+            if any(b.split(":")[2] == "write" for b in buttons) and message.thread_ts:
+                thread = next(
+                    (t for t, ts in self.thread_ts.items() if ts == message.thread_ts), None
+                )
+                if thread is not None:
+                    post = Post(
+                        at,
+                        thread,
+                        message.channel,
+                        rng.choice(list(PEOPLE)),
+                        "answer " + _words(rng),
+                        rng.random() < 0.3,
+                    )
+                    world.call_at(at, lambda: self._write(post))
+            return
+        clickers = [rng.choice(APPROVERS)]
+        if rng.random() < 0.25:
+            clickers.insert(0, "U0CAROL")  # someone who may not decide tries first
+        if rng.random() < 0.1:
+            clickers.append(rng.choice(APPROVERS))  # a second approver at nearly the same time
+        for number, user in enumerate(clickers):
+            action = rng.choice(deciding)
+            when = at + number * us(rng.uniform(0.05, 2.0))
+            world.call_at(when, lambda user=user, action=action: self.click(message, user, action))
+
+    def click(self, message: Any, user: str, action_id: str) -> None:
+        """One click, sent to chat_ingress as Slack's signed interactivity payload."""
+        sim = self.sim
+        self.clicks.append(Click(sim.world.now_us, user, message.channel, message.ts, action_id))
+        sim.world.log("click", user, message.ts, action_id)
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user},
+            "team": {"id": TEAM},
+            "trigger_id": sim.slack.issue_trigger(user),
+            "container": {
+                "type": "message",
+                "channel_id": message.channel,
+                "message_ts": message.ts,
+                "thread_ts": message.thread_ts,
+            },
+            "channel": {"id": message.channel},
+            "message": {"ts": message.ts, "thread_ts": message.thread_ts},
+            "actions": [{"action_id": action_id, "type": "button", "value": action_id}],
+        }
+        body = urlencode({"payload": json.dumps(payload)}).encode()
+        started = sim.world.now_us
+
+        def work(deps: Any) -> None:
+            sim.shell.handle_interaction(deps, body, sign(body, sim.slack_time(started)))
+
+        sim.platform.later(
+            us(0.05),
+            lambda: sim.platform.invoke(
+                "chat_ingress", f"click-{message.ts}", work, lambda outcome: None
+            ),
+        )
+
     def deliver_event(self, envelope: dict[str, Any], retry: int) -> None:
         """One Events API callback (and Slack's retries when the ack is slow or fails)."""
         sim = self.sim
@@ -168,6 +251,17 @@ class People:
                 sim.platform.later(delay, lambda: self.deliver_event(envelope, retry + 1))
 
         sim.platform.invoke("chat_ingress", label, work, on_end)
+
+
+@dataclass(frozen=True)
+class Click:
+    """A person pressed a button of a prompt."""
+
+    at_us: int
+    user: str
+    channel: str
+    message_ts: str
+    action_id: str
 
 
 def sign(body: bytes, now: float) -> dict[str, str]:

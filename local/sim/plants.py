@@ -155,6 +155,19 @@ PLANTS = (
 )
 
 
+PLANTS = (
+    *PLANTS,
+    Plant(
+        "P15",
+        "anyone may approve a tool call (the approver check skipped)",
+        "shared.core.answers",
+        "ApprovalLedger.decide",
+        "        if actor.id not in approvers:",
+        "        if False:",
+    ),
+)
+
+
 def plant(plant_id: str) -> Plant:
     """The plant with this id."""
     return next(p for p in PLANTS if p.id == plant_id)

@@ -24,7 +24,7 @@ import httpx
 
 from local.sim.agent import AgentWorld, SimAgentTransport
 from local.sim.oracle import Oracle, Violation
-from local.sim.people import PEOPLE, SIGNING_SECRET, People
+from local.sim.people import APPROVERS, PEOPLE, SIGNING_SECRET, People
 from local.sim.plants import Plant
 from local.sim.platform import Platform
 from local.sim.scripts import AgentProfile
@@ -45,7 +45,9 @@ from local.sim.world import SECOND, Instance, World, us
 CHANNELS = ["C0SIM1", "C0SIM2", "C0SIM3"]
 BINDING = "sim"
 CHAOS_AFTER_LAST_POST_US = 1800 * SECOND
-LIVENESS_BOUND_US = 8 * 3600 * SECOND
+LIVENESS_BOUND_US = 9000 * SECOND
+"""Quiet time within which every turn must end: a 1800 s lease, a sweep, Pub/Sub's 600 s
+backoff, the 900 s give-up, a question's timeout and the longest script fit well inside."""
 SLICE_US = 30 * SECOND
 
 
@@ -91,12 +93,17 @@ def config_yaml(profile: AgentProfile) -> str:
     }
     if profile.dialect == "kagent-v1":
         backend |= {"namespace": "team", "agent": "helper"}
-    binding = {
+    binding: dict[str, Any] = {
         "name": BINDING,
         "channels": CHANNELS,
         "agentBackend": "sim",
         "identity": {"userId": "kourier-sim"},
     }
+    if profile.pauses:
+        binding["interactions"] = {
+            "questions": {"timeout": "5m"},
+            "toolApprovals": {"approvers": list(APPROVERS), "timeout": "5m"},
+        }
     return json.dumps({"agentBackends": [backend], "bindings": [binding]})
 
 
@@ -147,6 +154,7 @@ class Simulation:
         self.shell = ShellCalls()
         self.platform.retryable = self.shell.retryable
         self.slack.active_turn = self._active_turn
+        self.slack.on_prompt = self.people.prompt_posted
         self._settings: Any = None
         self._config: Any = None
         self.reconciling = True

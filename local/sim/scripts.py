@@ -51,6 +51,7 @@ WORDS = [
     "yankee",
     "zulu",
 ]
+HITL = "https://kagent.dev/extensions/hitl/v1"
 TOOL_KEYS = ("adk_type", "kagent_type", "kagent.dev/a2a/part-type")
 TOOL_NAMES = ("search_docs", "read_runbook", "list_pods", "get_metrics", "open_ticket")
 
@@ -84,6 +85,7 @@ class AgentProfile:
             can_subscribe=rng.random() >= 0.2,
             list_history=rng.random() >= 0.1,
             lists_hitl=dialect == "kagent-v1" or rng.random() < 0.5,
+            pauses=rng.random() < 0.5,
         )
 
 
@@ -150,7 +152,10 @@ class ScriptGenerator:
         builder = _Builder(rng, self.profile, prefix=message_id)
         builder.status("working")
         builder.body(rng.randint(1, 12))
-        builder.end(rng)
+        if self.profile.pauses and rng.random() < 0.25:
+            builder.pause(rng, self.profile.dialect)
+        else:
+            builder.end(rng)
         script.steps = builder.steps
         return script
 
@@ -297,6 +302,40 @@ class _Builder:
             if rng.random() < 0.8:
                 self.place_tool(self.tool_part(name, call_id, result=True))
         self.open_calls = []
+
+    def pause(self, rng: random.Random, dialect: str) -> None:
+        """input-required: a tool approval (the HITL payload) or, on a2a, a text question."""
+        self.messages += 1
+        message_id = f"pause-{self.prefix}-{self.messages}"
+        if dialect == "a2a" and rng.random() < 0.4:
+            question = {
+                "role": "agent",
+                "parts": [{"text": "which cluster, " + _words(rng, 1, 2) + "?"}],
+            }
+            question["messageId"] = message_id
+            self.status("input-required", question, final=True)
+            return
+        tools = [
+            {
+                "id": f"tool-{self.prefix}-{self.messages}-{n}",
+                "name": rng.choice(TOOL_NAMES),
+                "args": {"target": _words(rng, 1, 2)},
+            }
+            for n in range(rng.randint(1, 3))
+        ]
+        payload = {
+            "type": "tool_approval_request",
+            "hint": "approve " + _words(rng, 1, 2),
+            "tools": tools,
+        }
+        message = {
+            "role": "agent",
+            "parts": [{"text": "please approve"}],
+            "messageId": message_id,
+            "metadata": {HITL: payload},
+            "extensions": [HITL],
+        }
+        self.status("input-required", message, final=True)
 
     def end(self, rng: random.Random) -> None:
         roll = rng.random()

@@ -138,6 +138,8 @@ class SimSlack:
         self.calls: list[tuple[int, str, str, dict[str, Any]]] = []
         """(time, invocation, method, arguments) of every call that applied."""
         self._last_us = 0
+        self.on_prompt: Callable[[SlackMessage], None] = lambda message: None
+        """Told of every bot message with buttons (people may act on it)."""
         self.active_turn: Callable[[str, str], str | None] = lambda channel, thread: None
         """The turn a thread's session carries now (set by the world, read for tagging)."""
 
@@ -189,6 +191,8 @@ class SimSlack:
         )
         self._tag(message)
         self._append(message)
+        if any(block.get("type") == "actions" for block in message.blocks):
+            self.on_prompt(message)
         return message
 
     def update(
