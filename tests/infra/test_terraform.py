@@ -327,3 +327,22 @@ def test_the_sizing_table_fits_the_platform(terraform_files: dict[str, dict[str,
         if sizing[name]["timeout_seconds"] > 1800
     ]
     assert problems == [], "\n".join(problems)
+
+
+def test_every_collection_whose_documents_expire_has_a_ttl_policy(
+    terraform_files: dict[str, dict[str, Any]],
+) -> None:
+    """The code gives these documents an ``expire_at``; only a TTL policy makes Firestore act on it."""
+    from shared.store import EVENTS, TURNS, USERS
+    from shared.triggers.records import ALERT_THREADS
+
+    expiring = {EVENTS, USERS, TURNS, ALERT_THREADS}
+    with_ttl: set[str] = set()
+    for _, kind, body in blocks(terraform_files, "resource"):
+        if kind == "google_firestore_field":
+            for resource in body.values():
+                if first(resource.get("field")) == "expire_at" and "ttl_config" in resource:
+                    with_ttl |= set(
+                        re.findall(r"[\"'](\w+)[\"']", str(first(resource["for_each"])))
+                    )
+    assert expiring - with_ttl == set(), "add these collections to firestore.tf's TTL policies"
