@@ -37,10 +37,12 @@ def main(argv: list[str] | None = None) -> int:
     from local.sim.run import run_seed, shrink
 
     quiet_logging()
-    started = time.process_time()
+    cpu = 0.0
     turns = failed = 0
     for seed in range(args.seed, args.seed + args.seeds):
+        started = time.process_time()
         result = run_seed(seed)
+        cpu += time.process_time() - started
         turns += result.turns
         if not result.violations:
             continue
@@ -61,7 +63,6 @@ def main(argv: list[str] | None = None) -> int:
                 "\n".join(json.dumps(line, default=str) for line in trace_of(seed, shrunk))
             )
             print(f"  trace: {path}")
-    cpu = time.process_time() - started
     print(
         f"kourier sim: {args.seeds} histories, {turns} turns, {failed} failed; "
         f"{cpu:.1f} CPU-s, {turns / max(cpu, 1e-9):.0f} turns per CPU-second"
