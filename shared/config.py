@@ -243,12 +243,12 @@ class KourierConfig(_Strict):
         """The binding that listens in ``channel``, if any."""
         return next((b for b in self.bindings if channel in b.channels), None)
 
-    def binding(self, name: str) -> Binding:
-        """The binding called ``name``."""
-        return next(b for b in self.bindings if b.name == name)
+    def binding(self, name: str) -> Binding | None:
+        """The binding called ``name``; None once a deploy removed or renamed it."""
+        return next((b for b in self.bindings if b.name == name), None)
 
     def backend(self, name: str) -> AgentBackend:
-        """The agent backend called ``name``."""
+        """The agent backend called ``name`` (a binding's always exists: validated)."""
         return next(b for b in self.agent_backends if b.name == name)
 
     def trigger(self, name: str) -> Trigger | None:

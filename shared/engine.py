@@ -18,15 +18,21 @@ next claim takes the turn over from its last checkpoint.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
+from collections.abc import Callable
 
 import structlog
 
 from shared.config import AgentBackend, load_config
+from shared.core import notices
 from shared.handoff import publish_turn
+from shared.questions import QuestionStore
 from shared.settings import get_settings
+from shared.slack.reply import ThreadReply
+from shared.slack.web import slack_client
 from shared.store import Session, Store, Turn, get_store, now
-from shared.turn import TurnRun
+from shared.turn import DONE_TURNS_KEPT, TurnRun
 
 log = structlog.get_logger()
 
@@ -50,7 +56,7 @@ def on_turn_published(session_id: str, turn_id: str) -> None:
         return
     session, turn = claimed
     if turn.status != "done":
-        TurnRun(store, session, turn, function_deadline()).start()
+        _carry(store, session, turn, TurnRun.start)
     release_if_done(store, session_id, turn.id)
 
 
@@ -76,9 +82,39 @@ def on_resume(
     if session is None or turn is None:
         return
     if turn.status != "done":
-        run = TurnRun(store, session, turn, function_deadline())
-        run.answer(answer) if answer else run.resume(timer)
+        _carry(
+            store,
+            session,
+            turn,
+            (lambda run: run.answer(answer)) if answer else (lambda run: run.resume(timer)),
+        )
     release_if_done(store, session_id, turn_id)
+
+
+def _carry(store: Store, session: Session, turn: Turn, go: Callable[[TurnRun], None]) -> None:
+    """Carry the turn on; if a deploy removed or renamed its binding, end it and tell the thread.
+
+    Its agent, identity and approvers came from the binding, so nothing of
+    the turn can go on: the thread hears so once per turn, an open question
+    is closed (a click on it changes nothing), and the session is released.
+    """
+    if load_config(get_settings().config_path).binding(turn.binding) is not None:
+        go(TurnRun(store, session, turn, function_deadline()))
+        return
+    log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
+    reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
+    if turn.checkpoint:  # continue the messages of the turn's reply, to close them
+        reply.restore(json.loads(turn.checkpoint)["slack"], taken_over=True)
+    reply.notice(notices.turn_failed(notices.BINDING_GONE))
+    if session.open_question:
+        QuestionStore(store).close(session.open_question)
+    store.set_turn(
+        turn.id,
+        status="done",
+        outcome="binding_gone",
+        checkpoint=None,
+        expire_at=now() + DONE_TURNS_KEPT,
+    )
 
 
 def claim_next_turn(
@@ -90,7 +126,7 @@ def claim_next_turn(
         return None
     config = load_config(get_settings().config_path)
     binding = config.binding(trigger.binding)
-    incarnation = backend_incarnation(config.backend(binding.agent_backend))
+    incarnation = backend_incarnation(config.backend(binding.agent_backend)) if binding else None
     chosen: list[str] = []
 
     def decide(current: Session | None) -> Session | None:
@@ -111,9 +147,9 @@ def claim_next_turn(
             binding=trigger.binding,
             channel=trigger.channel,
             thread_ts=trigger.thread_ts,
-            backend_incarnation=incarnation,
+            backend_incarnation=incarnation or "",
         )
-        if session.backend_incarnation != incarnation:
+        if incarnation is not None and session.backend_incarnation != incarnation:
             session.backend_incarnation, session.context_id = incarnation, None
         session.active_turn, session.lease_until = chosen[0], at + get_settings().lease
         session.generation += 1
@@ -137,6 +173,7 @@ def release_if_done(store: Store, session_id: str, turn_id: str) -> None:
         if current is None or current.active_turn != turn_id:
             return None
         current.active_turn, current.lease_until, current.task_id = None, None, None
+        current.open_question = None
         current.generation += 1
         return current
 

@@ -135,6 +135,17 @@ class QuestionStore:
             return wanted
         raise RuntimeError(f"question {key} kept changing under us")
 
+    def close(self, key: str) -> OpenQuestion | None:
+        """Close a question: a click on its prompt then changes nothing. None if it was closed."""
+
+        def close(current: OpenQuestion) -> OpenQuestion | None:
+            if current.status == "closed":
+                return None
+            current.status = "closed"
+            return current
+
+        return self.change(key, close)
+
     def audit(self, question: OpenQuestion, decisions: tuple[Decision, ...]) -> None:
         """Keep and log every tool decision: who, which tool with which arguments, why, when."""
         progress = question.current
@@ -201,14 +212,17 @@ class InteractionReply:
 
 
 def handle_interaction(
-    questions: QuestionStore, payload: dict[str, Any], binding_of: Callable[[str], Binding]
+    questions: QuestionStore,
+    payload: dict[str, Any],
+    binding_of: Callable[[str], Binding | None],
 ) -> InteractionReply:
     """A click or a modal submission on a prompt."""
     interaction = parse_interaction(payload)
     if interaction is None:
         return InteractionReply()
     question = questions.get(interaction.key)
-    if question is None or question.status != "open":
+    binding = binding_of(question.binding) if question is not None else None
+    if question is None or question.status != "open" or binding is None:
         place = _place_of(payload)
         if place is not None:
             _refuse(*place, interaction.user, notices.QUESTION_CLOSED)
@@ -219,7 +233,6 @@ def handle_interaction(
         if view is not None:
             slack_client().views_open(trigger_id=interaction.trigger_id, view=view)
         return InteractionReply()
-    binding = binding_of(question.binding)
     approvers = (
         binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
     )

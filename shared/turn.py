@@ -82,6 +82,7 @@ from shared.core.turn_machine import (
     WaitUntil,
     resume_state,
 )
+from shared.errors import ConfigError
 from shared.handoff import schedule_call
 from shared.questions import OpenQuestion, QuestionStore, show_prompt
 from shared.settings import Settings, get_settings
@@ -140,8 +141,11 @@ class TurnRun:
         self.store, self.session, self.turn = store, session, turn
         self.deadline = deadline
         config = load_config(self.settings.config_path)
-        self.binding = config.binding(turn.binding)
-        self.backend = config.backend(self.binding.agent_backend)
+        binding = config.binding(turn.binding)
+        if binding is None:  # the engine ends such turns before it carries them
+            raise ConfigError(f"binding {turn.binding!r} is no longer configured")
+        self.binding = binding
+        self.backend = config.backend(binding.agent_backend)
         self.client = AgentClient(self.backend, self.binding)
         self.questions = QuestionStore(store)
         self.answering: OpenQuestion | None = None
@@ -588,16 +592,8 @@ class TurnRun:
         self._run([Send()])
 
     def _end_question(self, question: OpenQuestion | None) -> None:
-        if question is None:
-            return
-
-        def close(current: OpenQuestion) -> OpenQuestion | None:
-            if current.status == "closed":
-                return None
-            current.status = "closed"
-            return current
-
-        self.questions.change(question.key, close)
+        if question is not None:
+            self.questions.close(question.key)
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""

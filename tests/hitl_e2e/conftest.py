@@ -16,7 +16,7 @@ import json
 import os
 import signal
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -310,7 +310,8 @@ def function_stopped(stack: Stack, function: str) -> Iterator[None]:
         yield
     finally:
         for pid in pids:
-            os.kill(pid, signal.SIGCONT)
+            with suppress(ProcessLookupError):  # killed meanwhile (a restart, as a deploy does)
+                os.kill(pid, signal.SIGCONT)
 
 
 def _serves(cmdline: Path, function: str, port: str) -> bool:
