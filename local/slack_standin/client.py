@@ -193,6 +193,17 @@ class SlackStandin:
         """Lifts the rate limit of ``method``."""
         self._call("DELETE", f"/_standin/rate_limits/{method}")
 
+    def fail(
+        self, method: str, error: str = "service_unavailable", status: int = 503, times: int = 1
+    ) -> None:
+        """The next ``times`` calls of ``method`` fail with HTTP ``status`` and ``error``."""
+        body = {"error": error, "status": status, "times": times}
+        self._call("PUT", f"/_standin/failures/{method}", body)
+
+    def clear_failures(self, method: str) -> None:
+        """Lifts the scripted failures of ``method``."""
+        self._call("DELETE", f"/_standin/failures/{method}")
+
     def configure(self, **changes: Any) -> Tunables:
         """Changes run-time settings (``Tunables`` fields) until ``reset``; returns all of them."""
         return self._send(Tunables, "PATCH", "/_standin/config", changes)

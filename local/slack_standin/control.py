@@ -23,6 +23,7 @@ from local.slack_standin.models import (
     RateLimit,
     ResendRequest,
     SayRequest,
+    ScriptedFailure,
     SignedRequest,
     SubmitRequest,
     User,
@@ -152,6 +153,18 @@ async def rate_limit(request: Request) -> JSONResponse:
     return _answer(limit)
 
 
+async def failures(request: Request) -> JSONResponse:
+    """PUT scripts failures of a method's next calls; DELETE lifts them."""
+    scripted = _standin(request).failures
+    method = request.path_params["method"]
+    if request.method == "DELETE":
+        scripted.set(method, None)
+        return JSONResponse(None)
+    failure = await _body(request, ScriptedFailure)
+    scripted.set(method, failure)
+    return _answer(failure)
+
+
 async def config(request: Request) -> JSONResponse:
     """GET reads the run-time settings; PATCH changes some of them."""
     standin = _standin(request)
@@ -207,6 +220,7 @@ routes = [
     Route(f"{PREFIX}/ephemerals", ephemerals),
     Route(f"{PREFIX}/calls", calls),
     Route(f"{PREFIX}/rate_limits/{{method}}", _guarded(rate_limit), methods=["PUT", "DELETE"]),
+    Route(f"{PREFIX}/failures/{{method}}", _guarded(failures), methods=["PUT", "DELETE"]),
     Route(f"{PREFIX}/config", _guarded(config), methods=["GET", "PATCH"]),
     Route(f"{PREFIX}/users/{{user_id}}", _guarded(put_user), methods=["PUT"]),
     Route(f"{PREFIX}/reset", reset, methods=["POST"]),

@@ -34,6 +34,7 @@ from local.slack_standin.models import (
     RateLimit,
     ResendRequest,
     SayRequest,
+    ScriptedFailure,
     SignatureMode,
     SignedRequest,
     Submission,
@@ -87,6 +88,31 @@ class RateLimiter:
         return None
 
 
+class Failures:
+    """Scripted failures per method, off until a test sets one."""
+
+    def __init__(self) -> None:
+        self.scripted: dict[str, ScriptedFailure] = {}
+
+    def set(self, method: str, failure: ScriptedFailure | None) -> None:
+        """Sets or (with None) lifts the failures of one method."""
+        if failure is None:
+            self.scripted.pop(method, None)
+        else:
+            self.scripted[method] = failure
+
+    def next(self, method: str) -> ScriptedFailure | None:
+        """The failure this call gets, if one is scripted (and it counts)."""
+        failure = self.scripted.get(method)
+        if failure is None:
+            return None
+        if failure.times <= 1:
+            self.scripted.pop(method)
+        else:
+            self.scripted[method] = failure.model_copy(update={"times": failure.times - 1})
+        return failure
+
+
 class Standin:
     """Everything one stand-in process holds."""
 
@@ -101,6 +127,7 @@ class Standin:
             self.settings.channel_ids(), self.settings.people(), self.settings.tunables()
         )
         self.limiter = RateLimiter()
+        self.failures = Failures()
         self.calls: deque[ApiCall] = deque(maxlen=CALL_LOG_SIZE)
         self._events: dict[str, SentEvent] = {}
 

@@ -219,6 +219,14 @@ class RateLimit(BaseModel):
     window_seconds: float = Field(gt=0)
 
 
+class ScriptedFailure(BaseModel):
+    """The next ``times`` calls of one method fail with HTTP ``status`` and ``error``."""
+
+    error: str = "service_unavailable"
+    status: int = Field(503, ge=200, le=599)
+    times: int = Field(1, ge=1)
+
+
 class Tunables(BaseModel):
     """Settings a test may change while the stand-in runs."""
 

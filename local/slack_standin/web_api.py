@@ -274,6 +274,10 @@ async def call_method(request: Request) -> JSONResponse:
         if retry_after is not None:
             status_code, headers = 429, {"Retry-After": str(retry_after)}
             raise SlackError("ratelimited")
+        failure = standin.failures.next(method)
+        if failure is not None:
+            status_code = failure.status
+            raise SlackError(failure.error)
         body = {"ok": True, **handler(standin.workspace, Params(params))}
     except SlackError as error:
         body = {"ok": False, "error": error.code}

@@ -365,6 +365,22 @@ def test_over_the_rate_limit_is_429_with_retry_after(
     assert [m.text for m in standin.history(CHANNEL)] == ["one", "three"]
 
 
+def test_a_scripted_failure_answers_the_next_calls_of_a_method_then_it_works(
+    slack: WebClient, standin: SlackStandin
+) -> None:
+    standin.fail("chat.postMessage", error="service_unavailable", status=503, times=2)
+    for _ in range(2):
+        error = slack_error(lambda: slack.chat_postMessage(channel=CHANNEL, text="lost"))
+        assert error.response.status_code == 503
+        assert error.response["error"] == "service_unavailable"
+    assert slack.auth_test()["ok"] is True
+    slack.chat_postMessage(channel=CHANNEL, text="kept")
+    standin.fail("chat.postMessage", times=5)
+    standin.clear_failures("chat.postMessage")
+    slack.chat_postMessage(channel=CHANNEL, text="kept too")
+    assert [m.text for m in standin.history(CHANNEL)] == ["kept", "kept too"]
+
+
 def test_the_sdk_retry_handler_waits_out_the_limit(standin: SlackStandin) -> None:
     patient = WebClient(
         base_url=standin.api_url,
