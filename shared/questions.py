@@ -7,22 +7,25 @@ the prompt is, and which turn and session generation it belongs to. The
 session keeps its turn active meanwhile, so replies queue behind it.
 
 People act through the ingress: a click or a modal is parsed by
-``shared.slack.prompts``, applied to the stored progress with a write
+``shared.slack.prompts`` and applied to the stored progress with a write
 guarded by the document's update time (two approvers clicking at once
-cannot both decide a tool), and the prompt is updated in place. A click
-from someone who may not decide gets an ephemeral refusal and changes
-nothing. Every tool decision is kept in ``kourier_audit`` and logged. When
-the progress is complete the question becomes ``answering`` (once: the
-same precondition) and a Cloud Task asks ``stream_follow`` to send the
-answer; the question's timer (``timeout``) and that task carry the same
-generation, so whichever comes first wins and the other finds the session
-moved on. The winner sends the answer: a timer that finds the question
-already ``answering`` sends it rather than time it out.
+cannot both decide a tool); the same commit keeps every tool decision it
+makes in ``kourier_audit``. A click from someone who may not decide gets an
+ephemeral refusal and changes nothing. When the progress is complete the
+question becomes ``answering`` (once: the same precondition) and a Cloud
+Task asks ``stream_follow`` to send the answer; the question's timer
+(``timeout``) and that task carry the same generation, so whichever comes
+first wins and the other finds the session moved on. The winner sends the
+answer: a timer that finds the question already ``answering`` sends it
+rather than time it out. Only then is the prompt updated in place, best
+effort: Slack does not retry a click, so a Slack failure must not lose a
+decision that was made, or its answer.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -41,6 +44,7 @@ from shared.core.answers import (
     Progress,
     RefusedClick,
     audit_record,
+    decided_since,
     progress_from_dict,
 )
 from shared.core.model import Actor
@@ -62,6 +66,11 @@ QUESTIONS = "kourier_questions"
 AUDIT = "kourier_audit"
 
 QuestionStatus = Literal["open", "answering", "closed"]
+
+PROMPT_ATTEMPTS = 3
+"""How often a prompt is posted or updated before it is given up (the answer is not)."""
+PROMPT_RETRY_SECONDS = 0.3
+"""The wait before the second attempt (twice that before the third): inside Slack's 3 s."""
 
 log = structlog.get_logger()
 
@@ -116,22 +125,37 @@ class QuestionStore:
     def change(
         self, key: str, decide: Callable[[OpenQuestion], OpenQuestion | None], attempts: int = 20
     ) -> OpenQuestion | None:
-        """Apply ``decide`` under a precondition; None when it changes nothing."""
+        """Apply ``decide`` under a precondition; None when it changes nothing.
+
+        The tool decisions the change makes are kept in ``kourier_audit``
+        in the same commit: a decision is never recorded unaudited, nor
+        audited unrecorded. They are logged once committed.
+        """
         ref = self._db.collection(QUESTIONS).document(key)
         for _ in range(attempts):
             snapshot = ref.get()
             if not snapshot.exists:
                 return None
+            before = _question(snapshot.to_dict()).current
             wanted = decide(_question(snapshot.to_dict()))
             if wanted is None:
                 return None
+            decided = decided_since(before, wanted.current)
+            batch = self._db.batch()
+            batch.update(
+                ref,
+                {**asdict(wanted), "updated_at": now()},
+                option=self._db.write_option(last_update_time=snapshot.update_time),
+            )
+            records = _audit_records(wanted, decided)
+            for doc_id, record in records:
+                batch.set(self._db.collection(AUDIT).document(doc_id), record)
             try:
-                ref.update(
-                    {**asdict(wanted), "updated_at": now()},
-                    option=self._db.write_option(last_update_time=snapshot.update_time),
-                )
+                batch.commit()
             except FailedPrecondition:
                 continue
+            for _, record in records:
+                log.info("approval_decided", **{k: v for k, v in record.items() if k != "at"})
             return wanted
         raise RuntimeError(f"question {key} kept changing under us")
 
@@ -146,26 +170,29 @@ class QuestionStore:
 
         return self.change(key, close)
 
-    def audit(self, question: OpenQuestion, decisions: tuple[Decision, ...]) -> None:
-        """Keep and log every tool decision: who, which tool with which arguments, why, when."""
-        progress = question.current
-        if not isinstance(progress, ApprovalLedger) or not decisions:
-            return
-        for decision in decisions:
-            record = {
-                **audit_record(progress.pause, decision),
-                "session_id": question.session_id,
-                "turn_id": question.turn_id,
-                "binding": question.binding,
-                "question": question.key,
-            }
-            entry = f"{question.key}-{decision.tool_id}-{decision.at.timestamp()}"
-            doc_id = hashlib.sha256(entry.encode()).hexdigest()[:32]
-            self._db.collection(AUDIT).document(doc_id).set(record)
-            log.info("approval_decided", **{k: v for k, v in record.items() if k != "at"})
+
+def _audit_records(
+    question: OpenQuestion, decisions: tuple[Decision, ...]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Each tool decision's audit record (who, which tool with which arguments, why, when)."""
+    progress = question.current
+    if not isinstance(progress, ApprovalLedger):
+        return []
+    records = []
+    for decision in decisions:
+        record = {
+            **audit_record(progress.pause, decision),
+            "session_id": question.session_id,
+            "turn_id": question.turn_id,
+            "binding": question.binding,
+            "question": question.key,
+        }
+        entry = f"{question.key}-{decision.tool_id}-{decision.at.timestamp()}"
+        records.append((hashlib.sha256(entry.encode()).hexdigest()[:32], record))
+    return records
 
 
-def show_prompt(question: OpenQuestion) -> None:
+def _show_prompt(question: OpenQuestion) -> None:
     """Post the prompt, or update it in place to show its progress."""
     prompt = render_prompt(question.current)
     if isinstance(prompt, Unusable):  # a later form always fits when the first did
@@ -183,6 +210,28 @@ def show_prompt(question: OpenQuestion) -> None:
         client.chat_update(
             channel=question.channel, ts=question.prompt_ts, text=prompt.text, blocks=prompt.blocks
         )
+
+
+def update_prompt(question: OpenQuestion) -> None:
+    """Show the question as it stands in its prompt (posting it if it has none): best effort.
+
+    It comes after what matters is committed (the decision and its audit
+    record, the answer enqueued), so a Slack failure here loses nothing:
+    the call is tried a few times, then given up with a warning.
+    """
+    for attempt in range(1, PROMPT_ATTEMPTS + 1):
+        try:
+            _show_prompt(question)
+            return
+        except SlackApiError as error:
+            log.warning(
+                "prompt_not_shown",
+                question=question.key,
+                attempt=attempt,
+                error=error.response.get("error"),
+            )
+            if attempt < PROMPT_ATTEMPTS:
+                time.sleep(PROMPT_RETRY_SECONDS * attempt)
 
 
 def request_answer(question: OpenQuestion) -> None:
@@ -237,11 +286,9 @@ def handle_interaction(
         binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
     )
     refusal: list[str] = []
-    decisions: list[Decision] = []
 
     def apply(current: OpenQuestion) -> OpenQuestion | None:
         refusal.clear()
-        decisions.clear()
         if current.status != "open":
             return None
         progress = current.current
@@ -254,7 +301,6 @@ def handle_interaction(
             return None  # an action this prompt does not have changes nothing
         if not applied.changed:
             return None
-        decisions.extend(applied.decisions)
         current.progress = progress.to_dict()
         # The click came from the prompt itself, even if its ts is not stored yet.
         current.prompt_ts = current.prompt_ts or _prompt_ts_of(payload)
@@ -270,7 +316,7 @@ def handle_interaction(
         _refuse(question.channel, question.thread_ts, interaction.user, refusal[0])
         return InteractionReply()
     if changed is not None:
-        _after_change(questions, changed, tuple(decisions))
+        _after_change(changed)
     return InteractionReply()
 
 
@@ -310,17 +356,15 @@ def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, me
     changed = questions.change(key, apply)
     if changed is None:
         return bool(already)
-    _after_change(questions, changed, ())
+    _after_change(changed)
     return True
 
 
-def _after_change(
-    questions: QuestionStore, question: OpenQuestion, decisions: tuple[Decision, ...]
-) -> None:
-    show_prompt(question)
-    questions.audit(question, decisions)
+def _after_change(question: OpenQuestion) -> None:
+    """A change is committed (with its audit records): enqueue the answer, then show it."""
     if question.status == "answering":
         request_answer(question)
+    update_prompt(question)
 
 
 def _refuse(channel: str, thread_ts: str | None, user: str, text: str) -> None:

@@ -52,7 +52,7 @@ from shared.a2a.errors import (
 )
 from shared.config import load_config
 from shared.core import notices
-from shared.core.answers import ApprovalLedger, Decision, Denial, answer_message, progress_for
+from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
 from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
 from shared.core.outcome import final_notice
 from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
@@ -84,7 +84,7 @@ from shared.core.turn_machine import (
 )
 from shared.errors import ConfigError
 from shared.handoff import schedule_call
-from shared.questions import OpenQuestion, QuestionStore, show_prompt
+from shared.questions import OpenQuestion, QuestionStore, update_prompt
 from shared.settings import Settings, get_settings
 from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
@@ -481,13 +481,11 @@ class TurnRun:
         else:
             question = existing  # the same pause, already shown: wait on
         if isinstance(pause, ToolApprovalRequest) and interactions.tool_approvals is None:
-            ledger = question.current
-            assert isinstance(ledger, ApprovalLedger)
-            decisions = ledger.deny_undecided(Denial.NOT_ALLOWED, self.binding.platform, now())
-            question.progress, question.status = ledger.to_dict(), "answering"
-            show_prompt(question)
             self.questions.put(question)
-            self.questions.audit(question, tuple(decisions))
+            denied = self.questions.change(question.key, _denied(self.binding.platform))
+            question = denied or question
+            update_prompt(question)
+            self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
             self._send_answer(question)
             return True
         settings = (
@@ -500,10 +498,9 @@ class TurnRun:
         question.generation = self._advance_generation(
             lease=wake - now() + self.settings.lease, open_question=question.key
         )
-        # Stored before it is shown, so a click that comes at once finds it.
+        # Stored, and its timer set, before it is shown: a click that comes at
+        # once finds it, and a prompt Slack fails to show still times out.
         self.questions.put(question)
-        show_prompt(question)
-        self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
         self.store.set_turn(self.turn.id, status="paused")
         self._checkpoint_now(force=True)
         schedule_call(
@@ -513,6 +510,8 @@ class TurnRun:
             name=f"{_task_name(self.turn.id)}-question-{question.key}-{question.generation}",
             at=wake,
         )
+        update_prompt(question)
+        self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
         return True
 
     def _refuse_pause(self, reason: str) -> bool:
@@ -528,17 +527,13 @@ class TurnRun:
         refused, never overwritten after it was shown and audited; and an
         answer completed just before the timer fired is sent by the timer.
         """
-        decisions: list[Decision] = []
 
         def time_out(current: OpenQuestion) -> OpenQuestion | None:
-            decisions.clear()
             if current.status != "open":
                 return None
             progress = current.current
             if isinstance(progress, ApprovalLedger):
-                decisions.extend(
-                    progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now())
-                )
+                progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now())
                 current.status = "answering"
             else:
                 progress.time_out(now())
@@ -559,9 +554,8 @@ class TurnRun:
             ):
                 self._send_answer(answered)
             return
-        show_prompt(question)
+        update_prompt(question)
         if question.status == "answering":
-            self.questions.audit(question, tuple(decisions))
             self._send_answer(question)
             return
         self._cancel(notices.QUESTION_TIMED_OUT)
@@ -733,6 +727,20 @@ class TurnRun:
 
     def _task_id_or_none(self) -> str | None:
         return self.machine.state.task_id if self.machine else None
+
+
+def _denied(platform: str) -> Callable[[OpenQuestion], OpenQuestion | None]:
+    """Every undecided tool denied: the Binding does not allow tool approvals."""
+
+    def deny(current: OpenQuestion) -> OpenQuestion | None:
+        ledger = current.current
+        if current.status != "open" or not isinstance(ledger, ApprovalLedger):
+            return None
+        ledger.deny_undecided(Denial.NOT_ALLOWED, platform, now())
+        current.progress, current.status = ledger.to_dict(), "answering"
+        return current
+
+    return deny
 
 
 def _with_prompt_ts(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | None]:

@@ -440,6 +440,21 @@ def answer_message(progress: Progress, message_id: str) -> OutgoingMessage:
     )
 
 
+def decided_since(before: Progress | None, after: Progress) -> tuple[Decision, ...]:
+    """The tool decisions ``after`` holds that ``before`` did not: what a change decided.
+
+    Each is audited once, in the same write that records it.
+    """
+    if not isinstance(after, ApprovalLedger):
+        return ()
+    earlier = before.decisions if isinstance(before, ApprovalLedger) else ()
+    return tuple(
+        decision
+        for index, decision in enumerate(after.decisions)
+        if decision is not None and (index >= len(earlier) or earlier[index] is None)
+    )
+
+
 def audit_record(request: ToolApprovalRequest, decision: Decision) -> dict[str, Any]:
     """The audit record of one decision: who, which tool with which arguments, what, why, when.
 
