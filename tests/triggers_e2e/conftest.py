@@ -4,8 +4,9 @@ The five functions run on the real emulators with the Slack stand-in and the
 demo agent, as ``kourier up`` runs them, with this suite's own config: one
 Binding per channel, all on the demo agent, and a trigger on each: an
 Alertmanager one with a bearer token, one that starts a turn on resolution,
-one capped at two threads an hour, one with label matchers, a Grafana one
-signed with HMAC over a timestamp, and a generic one signed with HMAC.
+one capped at two threads an hour and one at one, one with label matchers,
+a Grafana one signed with HMAC over a timestamp, and a generic one signed
+with HMAC.
 Ports are this suite's, 31300-31399.
 """
 
@@ -55,6 +56,7 @@ CHANNELS = {
     "critical-only": "C0MATCH",
     "grafana": "C0GRAFANA",
     "generic": "C0GENERIC",
+    "one-an-hour": "C0ONEANHOUR",
 }
 TRIGGERS = """
 triggers:
@@ -88,6 +90,11 @@ triggers:
     source: generic
     binding: generic
     auth: {type: hmac, secretRef: {name: hook-hmac}}
+  - name: one-an-hour
+    source: alertmanager
+    binding: one-an-hour
+    auth: {type: bearer, secretRef: {name: am-token}}
+    limits: {threadsPerHour: 1}
 """
 
 T = TypeVar("T")

@@ -416,3 +416,27 @@ def test_matchers_keep_only_the_alerts_a_trigger_wants(
     assert not [
         m for m in bot_roots(standin, CHANNELS["critical-only"]) if "UnmatchedAlert" in m.text
     ]
+
+
+def test_when_slack_refuses_the_root_the_sender_gets_503_and_its_retry_opens_the_thread(
+    sender: Sender, standin: SlackStandin, agent: DemoAgent, db: firestore.Client
+) -> None:
+    channel = CHANNELS["one-an-hour"]
+    payload = with_group(alertmanager(), "SlackWasDown")
+    standin.fail("chat.postMessage", error="internal_error", status=500)
+
+    refused = sender.post("one-an-hour", payload)
+
+    assert refused.status_code == 503, "Alertmanager retries a 5xx"
+    assert not bot_roots(standin, channel)
+    thread = db.collection(ALERT_THREADS).document(
+        thread_key("one-an-hour", AM_GROUP % "SlackWasDown")
+    )
+    assert thread.get().to_dict()["state"] == "closed", "the claim was given back"
+    assert db.collection(TRIGGERS).document("one-an-hour").get().to_dict()["opened"] == [], (
+        "and the hour's one thread too"
+    )
+    retried = sender.post("one-an-hour", payload)
+    assert retried.json()["outcome"] == "opened a thread"
+    answers(standin, channel, root_of(standin, channel, "SlackWasDown"))
+    assert len(agent.sends_containing('"SlackWasDown"')) == 1
