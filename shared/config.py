@@ -255,9 +255,13 @@ class KourierConfig(_Strict):
         """The trigger called ``name``, if any."""
         return next((t for t in self.triggers if t.name == name), None)
 
+    def trigger_binding(self, trigger: Trigger) -> Binding:
+        """The binding ``trigger`` starts turns on (it always exists: validated at load)."""
+        return next(b for b in self.bindings if b.name == trigger.binding)
+
     def trigger_channel(self, trigger: Trigger) -> str:
         """The channel where ``trigger`` opens its threads."""
-        return trigger.channel or self.binding(trigger.binding).channels[0]
+        return trigger.channel or self.trigger_binding(trigger).channels[0]
 
 
 def describe_errors(error: ValidationError) -> str:

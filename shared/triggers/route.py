@@ -132,7 +132,7 @@ class AlertDesk:
     ) -> None:
         self.store, self.slack, self.trigger = store, slack, trigger
         self.records = TriggerRecords(store)
-        self.binding = config.binding(trigger.binding)
+        self.binding = config.trigger_binding(trigger)
         self.channel = config.trigger_channel(trigger)
 
     def take(self, group: AlertGroup) -> Outcome:

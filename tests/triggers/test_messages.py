@@ -130,3 +130,14 @@ def test_the_flood_summary_lists_each_skipped_group_and_cuts_a_long_list() -> No
     assert lines[1] == "• Alert 0 (critical) at 09:05 UTC"
     assert len(lines) == 1 + 15 + 1
     assert lines[-1] == notices.AND_MORE.format(count=10)
+
+
+def test_the_root_message_counts_the_alerts_the_sender_left_out() -> None:
+    payload = alertmanager()
+    payload["truncatedAlerts"] = 12
+
+    _, blocks = root_message("am", read_payload("alertmanager", encoded(payload)))
+
+    shown = "\n".join(t["text"] for t in texts_of(blocks))
+    assert notices.alerts_firing(1, 12) in shown
+    assert notices.alerts_firing(1, 12) == "1 alert firing (12 more left out by the sender)"
