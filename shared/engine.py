@@ -106,8 +106,7 @@ def _carry(store: Store, session: Session, turn: Turn, go: Callable[[TurnRun], N
     if turn.checkpoint:  # continue the messages of the turn's reply, to close them
         reply.restore(json.loads(turn.checkpoint)["slack"], taken_over=True)
     reply.notice(notices.turn_failed(notices.BINDING_GONE))
-    if session.open_question:
-        QuestionStore(store).close(session.open_question)
+    QuestionStore(store).close_all(turn.id)
     store.set_turn(
         turn.id,
         status="done",

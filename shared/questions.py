@@ -11,9 +11,11 @@ People act through the ingress: a click or a modal is parsed by
 guarded by the document's update time (two approvers clicking at once
 cannot both decide a tool); the same commit keeps every tool decision it
 makes in ``kourier_audit``. A click from someone who may not decide gets an
-ephemeral refusal and changes nothing. When the progress is complete the
-question becomes ``answering`` (once: the same precondition) and a Cloud
-Task asks ``stream_follow`` to send the answer; the question's timer
+ephemeral refusal and changes nothing, and so does a click on a question
+that is closed or that its session no longer waits on (every question of
+a turn closes when the turn ends, however it ends). When the progress is
+complete the question becomes ``answering`` (once: the same precondition)
+and a Cloud Task asks ``stream_follow`` to send the answer; the question's timer
 (``timeout``) and that task carry the same generation, so whichever comes
 first wins and the other finds the session moved on. The winner sends the
 answer: a timer that finds the question already ``answering`` sends it
@@ -48,11 +50,11 @@ from shared.core.answers import (
     progress_from_dict,
 )
 from shared.core.model import Actor
+from shared.core.pauses import Unusable
 from shared.handoff import schedule_call
 from shared.settings import get_settings
 from shared.slack.prompts import (
     AnswerFormOpened,
-    Unusable,
     answer_modal,
     apply_interaction,
     modal_errors,
@@ -109,6 +111,7 @@ class QuestionStore:
     """Firestore: open questions and the audit log of decisions."""
 
     def __init__(self, store: Store) -> None:
+        self._store = store
         self._db: firestore.Client = store.db
 
     def get(self, key: str) -> OpenQuestion | None:
@@ -169,6 +172,24 @@ class QuestionStore:
             return current
 
         return self.change(key, close)
+
+    def close_all(self, turn_id: str) -> None:
+        """Close every question of a turn that has ended, however it ended."""
+        query = self._db.collection(QUESTIONS).where(
+            filter=firestore.FieldFilter("turn_id", "==", turn_id)
+        )
+        for snapshot in query.stream():
+            if (snapshot.to_dict() or {}).get("status") != "closed":
+                self.close(snapshot.id)
+
+    def waited_on(self, question: OpenQuestion) -> bool:
+        """Whether the question's session still waits on it (its turn is the active one)."""
+        session = self._store.session(question.session_id)
+        return (
+            session is not None
+            and session.active_turn == question.turn_id
+            and session.open_question == question.key
+        )
 
 
 def _audit_records(
@@ -271,7 +292,12 @@ def handle_interaction(
         return InteractionReply()
     question = questions.get(interaction.key)
     binding = binding_of(question.binding) if question is not None else None
-    if question is None or question.status != "open" or binding is None:
+    if (
+        question is None
+        or question.status != "open"
+        or binding is None
+        or not questions.waited_on(question)
+    ):
         place = _place_of(payload)
         if place is not None:
             _refuse(*place, interaction.user, notices.QUESTION_CLOSED)

@@ -423,9 +423,8 @@ class TurnRun:
         self._finish_turn(outcome)
 
     def _finish_turn(self, outcome: str) -> None:
-        """Record the end of the turn (its notice, if any, is shown)."""
-        if self.answering is not None and self.answering.status != "closed":
-            self._end_question(self.answering)
+        """Record the end of the turn (its notice, if any, is shown); its questions close."""
+        self.questions.close_all(self.turn.id)
         if self.session.open_question:
             self.store.change_session(self.session.id, _close_question(self.turn.id))
         if outcome not in ("completed", "input_required"):
