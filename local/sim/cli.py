@@ -4,16 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import structlog
 
+from local.sim.world import ACTIVE
+
 
 def quiet_logging() -> None:
-    """Logs are dropped in the simulator: no wall clock, no output, little CPU."""
+    """Logs are dropped in the simulator (no wall clock, no output, little CPU).
 
-    def drop(logger: object, method: str, event: object) -> object:
+    An ``event_failed`` line, the shell acknowledging an error it did not
+    expect, is reported to the running world first: the oracle counts it.
+    """
+
+    def drop(logger: Any, method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+        if event.get("event") == "event_failed" and ACTIVE:
+            world = ACTIVE[-1]
+            error = sys.exc_info()[1]
+            if error is not None and world.current is not None:
+                world.on_failure(world.current.name, error)
         raise structlog.DropEvent
 
     structlog.configure(processors=[drop], cache_logger_on_first_use=True)

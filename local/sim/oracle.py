@@ -72,8 +72,12 @@ def known_notices() -> set[str]:
     sentences |= {notices.TURN_FAILED.format(reason=reason) for reason in reasons}
     for name in dir(notices):
         value = getattr(notices, name)
-        if name.isupper() and isinstance(value, str) and "{" not in value:
+        if not name.isupper():
+            continue
+        if isinstance(value, str) and "{" not in value:
             sentences.add(value)
+        elif hasattr(value, "__dataclass_fields__"):  # a notice with variants (CancelNotice)
+            sentences |= {v for v in vars(value).values() if isinstance(v, str)}
     return sentences
 
 

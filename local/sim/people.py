@@ -18,6 +18,7 @@ import hmac
 import json
 import random
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -108,7 +109,7 @@ class People:
 
     def schedule(self) -> None:
         for post in sorted(self.plan, key=lambda p: (p.at_us, p.thread)):
-            self.sim.world.call_at(post.at_us, lambda post=post: self._write(post))
+            self.sim.world.call_at(post.at_us, partial(self._write, post))
 
     def last_post_us(self) -> int:
         return max(post.at_us for post in self.plan)
@@ -152,7 +153,7 @@ class People:
                 "event": {**event, "type": kind},
             }
             delay = us(sim.world.stream("slack/events").uniform(0.01, 0.3))
-            sim.platform.later(delay, lambda envelope=envelope: self.deliver_event(envelope, 0))
+            sim.platform.later(delay, partial(self.deliver_event, envelope, 0))
 
     def prompt_posted(self, message: Any) -> None:
         """A prompt appeared: people click its buttons, or reply, later (or never)."""
@@ -197,7 +198,7 @@ class People:
         for number, user in enumerate(clickers):
             action = rng.choice(deciding)
             when = at + number * us(rng.uniform(0.05, 2.0))
-            world.call_at(when, lambda user=user, action=action: self.click(message, user, action))
+            world.call_at(when, partial(self.click, message, user, action))
 
     def click(self, message: Any, user: str, action_id: str) -> None:
         """One click, sent to chat_ingress as Slack's signed interactivity payload."""
@@ -225,12 +226,10 @@ class People:
         def work(deps: Any) -> None:
             sim.shell.handle_interaction(deps, body, sign(body, sim.slack_time(started)))
 
-        sim.platform.later(
-            us(0.05),
-            lambda: sim.platform.invoke(
-                "chat_ingress", f"click-{message.ts}", work, lambda outcome: None
-            ),
-        )
+        def deliver() -> None:
+            sim.platform.invoke("chat_ingress", f"click-{message.ts}", work, lambda outcome: None)
+
+        sim.platform.later(us(0.05), deliver)
 
     def deliver_event(self, envelope: dict[str, Any], retry: int) -> None:
         """One Events API callback (and Slack's retries when the ack is slow or fails)."""

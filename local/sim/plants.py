@@ -18,10 +18,10 @@ import importlib
 import inspect
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 ANNOTATIONS = __future__.annotations.compiler_flag
 
@@ -43,24 +43,24 @@ PLANTS = (
     Plant(
         "P01",
         "a hand-over or timer resumes the turn without comparing the session's generation",
-        "shared.engine",
-        "on_resume",
-        " or current.generation != generation",
-        "",
+        "shared.core.session",
+        "resume",
+        "if current is None or not carries(current, turn_id, generation):",
+        "if current is None or current.active_turn != turn_id:",
     ),
     Plant(
         "P02",
         "the claim takes a session over without checking that its lease ran out",
-        "shared.engine",
-        "claim_next_turn",
-        "and current.active_turn and not current.lease_expired(at):",
-        "and False:",
+        "shared.core.session",
+        "claim",
+        "        if not current.lease_expired(at):\n            return None\n",
+        "",
     ),
     Plant(
         "P03",
         "a session is written without its precondition on the update time",
         "shared.store",
-        "Store.change_session",
+        "Store.change_document",
         "if_updated_at=snapshot.update_time",
         "if_updated_at=None",
     ),
@@ -85,8 +85,8 @@ PLANTS = (
         "the next turn claimed is the newest waiting one, not the oldest",
         "shared.engine",
         "claim_next_turn",
-        "chosen.append(waiting[0].id)",
-        "chosen.append(waiting[-1].id)",
+        "return waiting[0].id if waiting else None",
+        "return waiting[-1].id if waiting else None",
     ),
     Plant(
         "P07",
@@ -99,9 +99,9 @@ PLANTS = (
     Plant(
         "P08",
         "a Message after the agent named a task is taken as the whole reply",
-        "shared.core.reply",
-        "ReplyAssembler._take_message",
-        "            and not self._task_named\n",
+        "shared.core.turn_machine",
+        "TurnMachine.admits",
+        "                and s.task_id is None\n",
         "",
     ),
     Plant(
@@ -152,11 +152,6 @@ PLANTS = (
         "    if message is not None:\n        _take_message(deps, message)\n    store.remember_event(event_id)\n",
         "    store.remember_event(event_id)\n    if message is not None:\n        _take_message(deps, message)\n",
     ),
-)
-
-
-PLANTS = (
-    *PLANTS,
     Plant(
         "P15",
         "anyone may approve a tool call (the approver check skipped)",
@@ -186,7 +181,7 @@ def planted(bug: Plant) -> Iterator[None]:
     for part in path:
         owner = getattr(owner, part)
     original = owner.__dict__[name]
-    target = original.fget if isinstance(original, property) else original
+    target = cast(Callable[..., Any], original.fget if isinstance(original, property) else original)
     source = inspect.getsource(target)
     if bug.old not in source:
         raise LookupError(f"{bug.id}: {bug.function} no longer holds {bug.old!r}")

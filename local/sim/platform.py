@@ -103,7 +103,11 @@ class Platform:
         return instance
 
     def invoke(
-        self, function: str, label: str, work: Callable[[Any], None], on_end: Callable[[str], None]
+        self,
+        function: str,
+        label: str,
+        work: Callable[[Any], object],
+        on_end: Callable[[str], None],
     ) -> Invocation:
         """Run ``work(deps)`` now as one invocation of ``function``; ``on_end(outcome)`` after."""
         self._count += 1
@@ -117,23 +121,13 @@ class Platform:
 
         def run() -> str:
             try:
-                work(instance.deps)
+                answer = work(instance.deps)
             except retryable:
                 return "retry"
             except Exception as error:  # noqa: BLE001 - the entry points log and acknowledge these
-                self.stats.errors += 1
-                frames = traceback.extract_tb(error.__traceback__)[-4:]
-                where = " < ".join(f"{f.name}:{f.lineno}" for f in reversed(frames))
-                self.failures.append(
-                    Failure(
-                        name,
-                        f"{type(error).__name__}: {error} (at {where})",
-                        self.world.now_us,
-                    )
-                )
-                self.world.log("error", name, type(error).__name__, str(error)[:200])
+                self.failed(name, error)
                 return "error"
-            return "ok"
+            return "retry" if answer == "retry" else "ok"
 
         def ended(invocation: Invocation) -> None:
             instance.busy = False
@@ -150,6 +144,15 @@ class Platform:
         self.world.start(invocation)
         return invocation
 
+    def failed(self, invocation: str, error: BaseException) -> None:
+        """An invocation failed with an error nobody planned (the shell logged ``event_failed``)."""
+        self.stats.errors += 1
+        frames = traceback.extract_tb(error.__traceback__)[-4:]
+        where = " < ".join(f"{f.name}:{f.lineno}" for f in reversed(frames))
+        detail = f"{type(error).__name__}: {error} (at {where})"
+        self.failures.append(Failure(invocation, detail, self.world.now_us))
+        self.world.log("error", invocation, type(error).__name__, str(error)[:200])
+
     def hand_over_at(self) -> int | None:
         """The current invocation's hand-over deadline (the shell's ``until``), in virtual µs."""
         invocation = self.world.current
@@ -161,7 +164,7 @@ class Platform:
     # Triggers --------------------------------------------------------------------------------
 
     def push(
-        self, function: str, label: str, work: Callable[[Any], None], attempt: int = 1
+        self, function: str, label: str, work: Callable[[Any], object], attempt: int = 1
     ) -> None:
         """Pub/Sub push delivery (at least once, ack deadline, backoff, dead letter)."""
         world = self.world
@@ -205,7 +208,7 @@ class Platform:
         self,
         function: str,
         label: str,
-        work: Callable[[Any], None],
+        work: Callable[[Any], object],
         attempt: int = 1,
         on_done: Callable[[], None] | None = None,
     ) -> None:

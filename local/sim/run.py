@@ -13,6 +13,7 @@ through ``ShellCalls``, the one place that knows its entry points.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import time
@@ -40,7 +41,7 @@ from local.sim.services import (
     run_due_timers,
 )
 from local.sim.slack import SimChat, SimSlack
-from local.sim.world import SECOND, Instance, World, us
+from local.sim.world import ACTIVE, SECOND, Instance, World, us
 
 CHANNELS = ["C0SIM1", "C0SIM2", "C0SIM3"]
 BINDING = "sim"
@@ -52,14 +53,19 @@ SLICE_US = 30 * SECOND
 
 
 class ShellCalls:
-    """The shell's entry points, as the simulator calls them (one place to follow the shell)."""
+    """The shell's entry points, as the simulator calls them (one place to follow the shell).
+
+    The handlers hold the functions' error policy: they answer "ack" or "retry",
+    as the platform's triggers are answered.
+    """
 
     def __init__(self) -> None:
-        from shared import engine, ingress, reconciler
-        from shared.errors import RetryableError
-
-        self.engine, self.ingress, self.reconciler = engine, ingress, reconciler
-        self.retryable = RetryableError
+        handlers = importlib.import_module("shared.handlers")
+        self.ingress = importlib.import_module("shared.ingress")
+        self.handlers = handlers
+        self.retryable: type[BaseException] = importlib.import_module(
+            "shared.errors"
+        ).RetryableError
 
     def handle_event(self, deps: Any, body: bytes, headers: dict[str, str]) -> Any:
         return self.ingress.handle_event(deps, body, headers)
@@ -67,21 +73,17 @@ class ShellCalls:
     def handle_interaction(self, deps: Any, body: bytes, headers: dict[str, str]) -> Any:
         return self.ingress.handle_interaction(deps, body, headers)
 
-    def turn_send(self, deps: Any, payload: dict[str, Any]) -> None:
-        self.engine.on_turn_published(deps, payload["session_id"], payload["turn_id"])
+    def turn_send(self, deps: Any, payload: dict[str, Any]) -> str:
+        return str(self.handlers.turn_send(deps, payload))
 
-    def resume(self, deps: Any, body: dict[str, Any]) -> None:
-        self.engine.on_resume(
-            deps,
-            body["session_id"],
-            body["turn_id"],
-            body["generation"],
-            timer=body.get("timer"),
-            answer=body.get("answer"),
+    def task(self, target: str, deps: Any, body: dict[str, Any]) -> str:
+        handler = (
+            self.handlers.stream_follow if target == "stream_follow" else self.handlers.timeout
         )
+        return str(handler(deps, body))
 
-    def sweep(self, deps: Any) -> None:
-        self.reconciler.sweep(deps)
+    def sweep(self, deps: Any) -> str:
+        return str(self.handlers.reconcile(deps))
 
 
 def config_yaml(profile: AgentProfile) -> str:
@@ -155,6 +157,7 @@ class Simulation:
         self.platform.retryable = self.shell.retryable
         self.slack.active_turn = self._active_turn
         self.slack.on_prompt = self.people.prompt_posted
+        world.on_failure = self.platform.failed
         self._settings: Any = None
         self._config: Any = None
         self.reconciling = True
@@ -162,12 +165,11 @@ class Simulation:
     # Wiring -------------------------------------------------------------------------------
 
     def make_deps(self, instance: Instance) -> Any:
-        from shared.bootstrap import Deps
-
         from shared.a2a.discovery import CardCache
         from shared.config import parse_config
         from shared.settings import Settings
 
+        deps_class = importlib.import_module("shared.bootstrap").Deps
         if self._settings is None:
             self._settings = Settings.model_validate(
                 {
@@ -179,7 +181,7 @@ class Simulation:
             )
             self._config = parse_config(config_yaml(self.profile), source="sim")
         clock = SimClock(self.world, instance)
-        return Deps(
+        return deps_class(
             settings=self._settings,
             config=self._config,
             clock=clock,
@@ -234,7 +236,7 @@ class Simulation:
         self.platform.later(
             due - world.now_us,
             lambda: self.platform.dispatch(
-                target, label, lambda deps: self.shell.resume(deps, body), on_done=done
+                target, label, lambda deps: self.shell.task(target, deps, body), on_done=done
             ),
         )
 
@@ -252,15 +254,11 @@ class Simulation:
         world.call_later(60 * SECOND, self._reconcile_tick)
         quiet_at = self.people.last_post_us() + CHAOS_AFTER_LAST_POST_US
         bound = quiet_at + LIVENESS_BOUND_US
-        while True:
-            world.run(until_us=world.now_us + SLICE_US)
-            if world.faults_on and world.now_us >= quiet_at:
-                world.faults_on = False
-                world.log("quiet")
-            if world.now_us > self.people.last_post_us() and self.quiescent():
-                break
-            if world.now_us >= bound:
-                break
+        ACTIVE.append(world)
+        try:
+            self._run_until(quiet_at, bound)
+        finally:
+            ACTIVE.remove(world)
         self.reconciling = False
         oracle = Oracle(self)
         violations = oracle.check()
@@ -274,6 +272,19 @@ class Simulation:
             virtual_seconds=world.now_us / SECOND,
             steps=world.steps,
         )
+
+    def _run_until(self, quiet_at: int, bound: int) -> None:
+        """Chaos until ``quiet_at``, then quiet, until quiescence or ``bound``."""
+        world = self.world
+        while True:
+            world.run(until_us=world.now_us + SLICE_US)
+            if world.faults_on and world.now_us >= quiet_at:
+                world.faults_on = False
+                world.log("quiet")
+            if world.now_us > self.people.last_post_us() and self.quiescent():
+                return
+            if world.now_us >= bound:
+                return
 
     def quiescent(self) -> bool:
         if self.platform.pending:

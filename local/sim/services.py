@@ -27,7 +27,7 @@ Every write to the collections the oracle reads is kept in ``writes``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
@@ -262,7 +262,33 @@ class SimDocuments:
         )
         self._after_write(ambiguous, failure)
 
-    def query(self, collection: str, field_name: str, op: str, value: Any) -> list[dict[str, Any]]:
+    def commit(self, writes: Sequence[Any]) -> None:
+        """Every write or none: all are checked before any applies (one scheduling point)."""
+        from shared.ports import Create
+
+        first = writes[0]
+        ambiguous = self._point("commit", first.collection, first.key)
+        for write in writes:
+            stored = self.collections.get(write.collection, {}).get(write.key)
+            if isinstance(write, Create):
+                if stored is not None:
+                    raise errors().DocumentExists(f"{write.collection}/{write.key}")
+            elif stored is None or (
+                write.if_updated_at is not None and write.if_updated_at != stored.update_time
+            ):
+                raise errors().PreconditionFailed(f"{write.collection}/{write.key} changed")
+        for write in writes:
+            stored = self.collections.get(write.collection, {}).get(write.key)
+            before = stored.data if stored is not None else {}
+            self._write("commit", write.collection, write.key, {**before, **_checked(write.data)})
+        self._after_write(
+            ambiguous, lambda: errors().PreconditionFailed(f"{first.collection}/{first.key}")
+        )
+
+    def query(
+        self, collection: str, field: str, op: str, value: Any, *, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        field_name = field
         self._point("query", collection, field_name, read=True)
         found: list[tuple[Any, str, dict[str, Any]]] = []
         for key, stored in self.collections.get(collection, {}).items():
@@ -272,7 +298,7 @@ class SimDocuments:
             if _matches(have, op, value):
                 found.append((have if op == "<=" else 0, key, stored.data))
         found.sort(key=lambda item: (item[0], item[1]))
-        return [_copy(data) for _, _, data in found]
+        return [_copy(data) for _, _, data in found[:limit]]
 
     # Faults ----------------------------------------------------------------------------
 

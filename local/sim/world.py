@@ -46,6 +46,10 @@ def us(seconds: float) -> int:
     return round(seconds * SECOND)
 
 
+ACTIVE: list[World] = []
+"""The world running now (the simulator's log processor reports to it)."""
+
+
 class Killed(BaseException):
     """The instance running this invocation died; raised out of the port call it was in."""
 
@@ -107,6 +111,8 @@ class World:
         """False in the quiet phase: no fault fires."""
         self.trace: list[tuple[Any, ...]] = []
         self.current: Invocation | None = None
+        self.on_failure: Callable[[str, BaseException], None] = lambda invocation, error: None
+        """Told of every error the shell logs as ``event_failed`` (poison it acknowledged)."""
         self._main = greenlet.getcurrent()
         self.steps = 0
 

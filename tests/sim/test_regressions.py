@@ -1,4 +1,4 @@
-"""Seeds that broke a rule on the turn logic of 2026-12-01, kept as regression tests.
+"""Seeds that broke a rule on the turn logic of 2026-12-01 (with the ports), kept as regression tests.
 
 A seed reproduces a history for the code it was found on: once the code
 changes, the same seed may take another path. Each test therefore names the
@@ -17,19 +17,19 @@ from local.sim.run import broken_rules, run_seed
 
 FINDINGS = [
     pytest.param(
-        46,
+        30,
         "S0 crash",
-        "C0SIM1-1700001258.041005",
+        "C0SIM3-1700000472.472200",
         id="F1-message-reply-takeover-asserts",
         marks=pytest.mark.xfail(
             reason="a takeover of a one-Message reply asserts in TurnRun._task_id on every "
-            "attempt; the thread stays blocked (F1)"
+            "attempt, until the turn is given up (F1)"
         ),
     ),
     pytest.param(
-        11,
+        22,
         "S6 notice twice",
-        "C0SIM3-1700000378.799281",
+        "C0SIM3-1700000937.706902",
         id="F5-final-notice-twice-after-a-kill",
         marks=pytest.mark.xfail(
             reason="the final notice is posted, the carrier dies before the turn is done, "
@@ -37,30 +37,13 @@ FINDINGS = [
         ),
     ),
     pytest.param(
-        28,
+        12,
         "S3 step once",
-        "C0SIM3-1700000319.629432",
+        "C0SIM2-1700000378.473677",
         id="F3-step-twice-after-a-takeover",
         marks=pytest.mark.xfail(
             reason="a step appended after the last checkpoint shows again in the taker's "
             "message (F3)"
-        ),
-    ),
-    pytest.param(
-        30,
-        "S1 one outcome",
-        "C0SIM3-1700000181.984501",
-        id="F7-ingress-regresses-a-finished-turn",
-        marks=pytest.mark.xfail(reason="issue 15 item 9: set_turn(waiting) lands after done"),
-    ),
-    pytest.param(
-        11,
-        "L liveness",
-        "C0SIM3-1700000102.267710",
-        id="issue15-1-paused-turn-never-times-out",
-        marks=pytest.mark.xfail(
-            reason="issue 15 item 1: the sweep takes a paused turn over before its question "
-            "times out, which voids the timer, for ever"
         ),
     ),
 ]
