@@ -30,6 +30,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import timedelta
 from typing import Any, Literal
 
 import structlog
@@ -73,6 +74,8 @@ PROMPT_ATTEMPTS = 3
 """How often a prompt is posted or updated before it is given up (the answer is not)."""
 PROMPT_RETRY_SECONDS = 0.3
 """The wait before the second attempt (twice that before the third): inside Slack's 3 s."""
+QUESTIONS_KEPT = timedelta(days=30)
+"""A question is kept this long after its last change (Firestore's TTL deletes it after)."""
 
 log = structlog.get_logger()
 
@@ -121,9 +124,7 @@ class QuestionStore:
 
     def put(self, question: OpenQuestion) -> None:
         """Store (or replace) a question."""
-        self._db.collection(QUESTIONS).document(question.key).set(
-            {**asdict(question), "updated_at": now()}
-        )
+        self._db.collection(QUESTIONS).document(question.key).set(_stored(question))
 
     def change(
         self, key: str, decide: Callable[[OpenQuestion], OpenQuestion | None], attempts: int = 20
@@ -147,7 +148,7 @@ class QuestionStore:
             batch = self._db.batch()
             batch.update(
                 ref,
-                {**asdict(wanted), "updated_at": now()},
+                _stored(wanted),
                 option=self._db.write_option(last_update_time=snapshot.update_time),
             )
             records = _audit_records(wanted, decided)
@@ -217,7 +218,9 @@ def _show_prompt(question: OpenQuestion) -> None:
     """Post the prompt, or update it in place to show its progress."""
     prompt = render_prompt(question.current)
     if isinstance(prompt, Unusable):  # a later form always fits when the first did
-        raise RuntimeError(f"prompt {question.key} no longer fits: {prompt.reason}")
+        raise RuntimeError(  # noqa: TRY004 - a broken promise of render_prompt, not a bad type
+            f"prompt {question.key} no longer fits: {prompt.reason}"
+        )
     client = slack_client()
     if question.prompt_ts is None:
         answer = client.chat_postMessage(
@@ -417,6 +420,12 @@ def _prompt_ts_of(payload: dict[str, Any]) -> str | None:
     container = payload.get("container") or {}
     ts = container.get("message_ts") or (payload.get("message") or {}).get("ts")
     return str(ts) if ts else None
+
+
+def _stored(question: OpenQuestion) -> dict[str, Any]:
+    """The document of a question: its arguments are redacted (``pause_to_dict``), and it expires."""
+    at = now()
+    return {**asdict(question), "updated_at": at, "expire_at": at + QUESTIONS_KEPT}
 
 
 def _question(data: dict[str, Any] | None) -> OpenQuestion:

@@ -13,6 +13,11 @@ from enum import StrEnum
 KOURIER_MARK = "Agent Kourier"
 """What a notice of Kourier's own is marked with, apart from any agent's text."""
 
+REDACTED = "[redacted, {length} chars, sha256 {digest}]"
+"""What a person sees in place of a secret: its length and a short digest."""
+REDACTED_SHORT = "[redacted, {length} chars]"
+"""In place of a secret too short for a digest not to give it away."""
+
 # Quoted by the agent contract.
 NO_OUTPUT = "The agent finished without any output."
 TASK_FAILED = "The agent's task failed."

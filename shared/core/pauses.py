@@ -47,7 +47,7 @@ from shared.core.cleaning import (
 )
 from shared.core.digest import digest
 from shared.core.model import HITL_EXTENSION, Message, TaskState, TaskStatus, TextPart
-from shared.core.redaction import redact
+from shared.core.redaction import hidden_non_credential, redact
 
 Dialect = Literal["a2a", "kagent-v1"]
 
@@ -249,8 +249,9 @@ def read_pause(
 def pause_to_dict(pause: Pause) -> dict[str, Any]:
     """A JSON-able form for Firestore, read back by ``pause_from_dict``.
 
-    Arguments are kept as JSON text, since Firestore takes neither arrays
-    inside arrays nor empty keys, which arguments may hold.
+    Arguments are kept redacted (as the approver sees them; no secret is
+    stored), as JSON text, since Firestore takes neither arrays inside arrays
+    nor empty keys, which arguments may hold.
     """
     task = {"task_id": pause.task.task_id, "context_id": pause.task.context_id}
     if isinstance(pause, TextQuestion):
@@ -265,7 +266,12 @@ def pause_to_dict(pause: Pause) -> dict[str, Any]:
     common = {"task": task, "hint": pause.hint, "nested": nested, "fingerprint": pause.fingerprint}
     if isinstance(pause, ToolApprovalRequest):
         tools = [
-            {"id": t.id, "name": t.name, "args_json": json.dumps(t.args), "call_id": t.call_id}
+            {
+                "id": t.id,
+                "name": t.name,
+                "args_json": json.dumps(redact(t.args)),
+                "call_id": t.call_id,
+            }
             for t in pause.tools
         ]
         return {"type": "tool_approval_request", "tools": tools, **common}
@@ -376,6 +382,9 @@ def _tool(obj: Mapping[str, Any], where: str) -> ApprovalTool:
     problem = value_problem(args, f"{where}.args")
     if problem is not None:
         raise _Broken(problem)
+    if hidden_non_credential(args):
+        # The approver would approve blind: a secret-looking key may hide a payload.
+        raise _Broken(f"{where}.args: a value hidden as a secret does not look like a credential")
     call_id = obj.get("call_id")
     if call_id is not None and not isinstance(call_id, str):
         raise _Broken(f"{where}: a call_id that is not a string")

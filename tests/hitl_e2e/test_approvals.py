@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -11,6 +13,8 @@ from local.slack_standin.callbacks import encode_payload_form, signature_headers
 from local.stack import DEFAULT_SIGNING_SECRET, Stack
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION
+from shared.core.redaction import mark
+from shared.questions import QUESTIONS, QUESTIONS_KEPT
 from tests.hitl_e2e.agent import HITL_TEXT, Call, Result, Say, Stage, hitl_pause
 from tests.hitl_e2e.conftest import ALICE, BOB, Hitl, channel
 
@@ -397,3 +401,31 @@ def test_an_action_the_prompt_does_not_have_changes_nothing(hitl: Hitl, stack: S
     assert answer.message["metadata"][HITL_EXTENSION]["approvals"] == [
         {"id": "t1", "approved": True}
     ]
+
+
+def test_an_approvals_secret_is_shown_marked_and_never_stored_and_the_question_expires(
+    hitl: Hitl,
+) -> None:
+    secret = "sk-live-abcdefghijklmnopqrstuvwxyz"
+    conversation, thread = hitl.start(
+        channel("kagent-v1"),
+        "approval-secret",
+        Stage(pause=hitl_pause(approval(tool("t1", "rotate", path="/etc/app", api_key=secret)))),
+        Stage(pieces=(Say("Rotated."),)),
+    )
+    prompt = thread.prompt()
+
+    assert secret not in prompt.rendered and f'"api_key": "{mark(secret)}"' in prompt.rendered
+    # Firestore keeps what the approver saw, and its TTL policy deletes it later.
+    [stored] = [
+        question
+        for question in (doc.to_dict() or {} for doc in hitl.db.collection(QUESTIONS).stream())
+        if question["progress"]["pause"]["task"]["task_id"] == conversation.task_id
+    ]
+    assert secret not in json.dumps(stored, default=str)
+    kept = stored["expire_at"] - datetime.now(UTC)
+    assert timedelta(days=29) < kept <= QUESTIONS_KEPT
+    thread.click(prompt, "approve:0")
+    thread.answer("Rotated.")
+    [record] = hitl.audit(conversation.task_id or "")
+    assert secret not in record["args"] and mark(secret) in record["args"]

@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from local.slack_standin.client import SlackStandin
 from shared.core import notices
 from shared.core.model import StreamEvent
-from shared.core.redaction import REDACTED
+from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
 from shared.slack.reply import ReplyLimits, ThreadReply
 from tests.core.reply_builders import call, chunk, result, text
@@ -400,8 +400,8 @@ def test_step_summaries_hide_secrets(
 
     [message] = bot_replies(standin, thread_ts)
     [card] = message.tasks
-    assert card.details == f'{{"service": "api", "api_key": "{REDACTED}"}}'
-    assert card.output == f'{{"log": "used token {REDACTED}"}}'
+    assert card.details == f'{{"service": "api", "api_key": "{mark("k-12345")}"}}'
+    assert card.output == f'{{"log": "used token {mark("xoxb-1111-2222-abcdefgh")}"}}'
 
 
 def test_an_idle_stream_is_stopped_in_time_and_its_running_step_closes_in_the_next_message(
