@@ -31,8 +31,8 @@ from shared.questions import QuestionStore
 from shared.settings import get_settings
 from shared.slack.reply import ThreadReply
 from shared.slack.web import slack_client
-from shared.store import Session, Store, Turn, get_store, now
-from shared.turn import DONE_TURNS_KEPT, TurnRun
+from shared.store import DONE_TURNS_KEPT, Session, Store, Turn, get_store, now
+from shared.turn import TurnRun
 
 log = structlog.get_logger()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from cloudevents.http import CloudEvent
@@ -20,6 +20,7 @@ from shared import engine, ingress, reconciler
 from shared.a2a.trace import current_trace, trace_from_headers
 from shared.errors import RetryableError
 from shared.logs import configure_logging
+from shared.settings import get_settings
 from shared.triggers.route import TRIGGERS_PREFIX, handle_trigger
 
 configure_logging()
@@ -38,13 +39,15 @@ def chat_ingress(request: Request) -> Response:
         "/slack/interactivity": ingress.handle_interaction,
     }
     path = request.path.rstrip("/")
-    if path.startswith(TRIGGERS_PREFIX):
-        name = path.removeprefix(TRIGGERS_PREFIX)
-        reply = handle_trigger(name, request.get_data(cache=False), dict(request.headers))
-    elif path in handlers:
-        reply = handlers[path](request.get_data(cache=False), request.headers)
-    else:
+    if not path.startswith(TRIGGERS_PREFIX) and path not in handlers:
         return Response("not found", 404)
+    body = _body_within(request, get_settings().max_callback_bytes)
+    if body is None:  # no callback is this long: refused before anything reads it
+        return Response("request too large", 413)
+    if path.startswith(TRIGGERS_PREFIX):
+        reply = handle_trigger(path.removeprefix(TRIGGERS_PREFIX), body, dict(request.headers))
+    else:
+        reply = handlers[path](body, request.headers)
     return (
         _json(reply.body, reply.status)
         if isinstance(reply.body, dict)
@@ -90,7 +93,7 @@ def timeout(request: Request) -> Response:
 def _task_call(request: Request, work: Callable[[dict[str, Any]], object]) -> Response:
     if request.method == "GET":
         return Response("ok", 200)
-    _join_trace(request.headers)
+    _join_trace(cast(Mapping[str, str], request.headers))  # werkzeug Headers: case-blind
     body = request.get_json(silent=True) or {}
     try:
         _guarded(lambda: work(body))
@@ -117,6 +120,19 @@ def _guarded(work: Callable[[], object]) -> None:
         raise
     except Exception:  # a poison event must not loop for ever
         log.exception("event_failed")
+
+
+def _body_within(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``limit`` (then read no further)."""
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    body = b""
+    while len(body) <= limit:
+        piece = request.stream.read(limit + 1 - len(body))
+        if not piece:
+            return body
+        body += piece
+    return None
 
 
 def _json(body: Any, status: int) -> Response:

@@ -22,16 +22,23 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+import structlog
+from slack_sdk.errors import SlackApiError
+
 from shared import questions
 from shared.config import load_config
+from shared.core import notices
 from shared.errors import SlackRequestRejected
 from shared.handoff import publish_turn
 from shared.questions import QuestionStore
 from shared.settings import get_settings
 from shared.slack.events import ChatMessage, read_message
+from shared.slack.prompts import notice_message
 from shared.slack.verify import verify_slack_request
-from shared.slack.web import bot_user_id
+from shared.slack.web import bot_user_id, slack_client
 from shared.store import Store, Turn, get_store, session_key
+
+log = structlog.get_logger()
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,8 @@ def handle_event(body: bytes, headers: Mapping[str, str]) -> Reply:
         envelope = json.loads(body)
     except (SlackRequestRejected, ValueError):
         return Reply(401, "invalid request")
+    if not isinstance(envelope, dict):
+        return Reply(400, "invalid payload")
     if envelope.get("type") == "url_verification":
         return Reply(200, {"challenge": envelope.get("challenge", "")})
     event_id = envelope.get("event_id")
@@ -77,6 +86,11 @@ def _take_message(store: Store, message: ChatMessage) -> None:
     session = store.session(session_id)
     if not message.mentions_bot and session is None and not _joined(store, session_id, message):
         return  # a thread Kourier is not part of
+    limit = get_settings().max_message_chars
+    if len(message.text) > limit:
+        if store.refuse_turn(_turn_of(message, session_id, binding.name), "too_long"):
+            _tell(message, notices.message_too_long(len(message.text), limit))
+        return
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
         answered = questions.answer_by_reply(
@@ -88,20 +102,7 @@ def _take_message(store: Store, message: ChatMessage) -> None:
         )
         if answered:
             return
-    turn = store.record_turn(
-        Turn(
-            id=message.message_key,
-            session_id=session_id,
-            binding=binding.name,
-            team=message.team,
-            channel=message.channel,
-            thread_ts=message.thread_ts,
-            ts=message.ts,
-            user=message.user,
-            text=message.text,
-            mentioned=message.mentions_bot,
-        )
-    )
+    turn = store.record_turn(_turn_of(message, session_id, binding.name))
     if turn.status == "received":
         hand_off(store, turn)
 
@@ -110,6 +111,31 @@ def hand_off(store: Store, turn: Turn) -> None:
     """Hand a stored turn to ``turn_send`` (the reconcile sweep hands off one this misses)."""
     publish_turn(turn.session_id, turn.id)
     store.mark_handed_off(turn.id)
+
+
+def _turn_of(message: ChatMessage, session_id: str, binding: str) -> Turn:
+    return Turn(
+        id=message.message_key,
+        session_id=session_id,
+        binding=binding,
+        team=message.team,
+        channel=message.channel,
+        thread_ts=message.thread_ts,
+        ts=message.ts,
+        user=message.user,
+        text=message.text,
+        mentioned=message.mentions_bot,
+    )
+
+
+def _tell(message: ChatMessage, text: str) -> None:
+    """A notice of Kourier's own in the message's thread (best effort: Slack may refuse it)."""
+    try:
+        slack_client().chat_postMessage(
+            channel=message.channel, thread_ts=message.thread_ts, **notice_message(text)
+        )
+    except SlackApiError as error:
+        log.warning("notice_not_shown", channel=message.channel, error=error.response.get("error"))
 
 
 def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:

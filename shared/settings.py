@@ -45,6 +45,13 @@ class Settings(BaseSettings):
         default_factory=dict, alias="KOURIER_DISPATCH_DEADLINE_SECONDS"
     )
 
+    # What a Slack callback may carry (README, "Guarantees and limits"): a
+    # body longer than this is refused before its signature is checked, and
+    # a message longer than this many characters is not carried (the thread
+    # is told). Slack keeps a message to 40,000 characters itself.
+    max_callback_bytes: int = Field(1_048_576, alias="KOURIER_MAX_CALLBACK_BYTES")
+    max_message_chars: int = Field(40_000, alias="KOURIER_MAX_MESSAGE_CHARS")
+
     cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")
 
     # How long one function may follow a stream before it hands over

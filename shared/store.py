@@ -36,6 +36,9 @@ TURNS = "kourier_turns"
 EVENTS = "kourier_events"
 USERS = "kourier_users"
 
+DONE_TURNS_KEPT = timedelta(days=30)
+"""A finished turn is kept this long (Firestore's TTL deletes it after)."""
+
 TurnStatus = Literal["received", "waiting", "running", "paused", "done"]
 
 
@@ -143,6 +146,24 @@ class Store:
             return existing
         _wrote(TURNS, turn.id)
         return turn
+
+    def refuse_turn(self, turn: Turn, outcome: str) -> bool:
+        """Store a message Kourier will not carry as a finished turn, without its text.
+
+        Returns:
+            Whether this call stored it: a Slack retry, or the ``message``
+            twin of an ``app_mention``, finds it stored, and the person is
+            told once.
+        """
+        turn.text, turn.status, turn.outcome, turn.created_at = "", "done", outcome, now()
+        try:
+            self._db.collection(TURNS).document(turn.id).create(
+                {**asdict(turn), "expire_at": now() + DONE_TURNS_KEPT}
+            )
+        except AlreadyExists:
+            return False
+        _wrote(TURNS, turn.id)
+        return True
 
     def turn(self, turn_id: str) -> Turn | None:
         """The turn with this ID."""

@@ -90,7 +90,7 @@ from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.web import slack_client
-from shared.store import Session, Store, Turn, now
+from shared.store import DONE_TURNS_KEPT, Session, Store, Turn, now
 
 log = structlog.get_logger()
 
@@ -99,9 +99,6 @@ QUESTION_TIMER = "question-"
 
 CANCEL_ATTEMPTS = 3
 """CancelTask is tried this many times before the task is read to see whether it stopped."""
-
-DONE_TURNS_KEPT = timedelta(days=30)
-"""A finished turn is kept this long (Firestore's TTL deletes it after)."""
 
 
 def timings(settings: Settings) -> TurnTimings:

@@ -87,6 +87,10 @@ QUESTION_TIMED_OUT = CancelNotice(
     "No one answered in time. "
     "Agent Kourier could not stop the agent's task, which may still be running.",
 )
+MESSAGE_TOO_LONG = (
+    "This message is too long for Agent Kourier to carry ({length:,} characters; "
+    "at most {limit:,}), so the agent did not get it. Please shorten it and send it again."
+)
 
 # Prompts for questions and tool approvals: labels, outcomes, refusals.
 APPROVE = "Approve"
@@ -174,3 +178,8 @@ def alerts_firing(count: int, left_out: int = 0) -> str:
 def alerts_changed(new: int, ended: int, firing: int) -> str:
     """The note when the set of firing alerts changed."""
     return ALERTS_CHANGED.format(new=new, ended=ended, firing=firing)
+
+
+def message_too_long(length: int, limit: int) -> str:
+    """The notice for a message longer than Kourier carries."""
+    return MESSAGE_TOO_LONG.format(length=length, limit=limit)

@@ -24,6 +24,7 @@ HANDLED_EVENT_TYPES = ("app_mention", "message")
 """Event types chat_ingress acts on; the Slack app manifest subscribes to these."""
 
 _HANDLED_SUBTYPES = (None, "file_share", "thread_broadcast")
+_TS = re.compile(r"^\d{1,12}\.\d{1,9}$")
 
 
 @dataclass(frozen=True)
@@ -59,15 +60,19 @@ def read_message(envelope: dict[str, Any], bot_user_id: str) -> ChatMessage | No
     user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
     if not (isinstance(user, str) and isinstance(channel, str) and isinstance(ts, str)):
         return None
-    if user == bot_user_id:
-        return None
-    text = event.get("text") if isinstance(event.get("text"), str) else ""
+    thread_ts = event.get("thread_ts") or ts
+    if user == bot_user_id or not (
+        _TS.match(ts) and isinstance(thread_ts, str) and _TS.match(thread_ts)
+    ):
+        return None  # a ts is Slack's "seconds.micros"; anything else cannot be ordered
+    raw_text = event.get("text")
+    text = raw_text if isinstance(raw_text, str) else ""
     mention = f"<@{bot_user_id}>"
     return ChatMessage(
         team=str(envelope.get("team_id") or event.get("team") or ""),
         channel=channel,
         ts=ts,
-        thread_ts=str(event.get("thread_ts") or ts),
+        thread_ts=thread_ts,
         user=user,
         text=strip_leading_mention(text, bot_user_id),
         mentions_bot=event["type"] == "app_mention" or mention in text,

@@ -66,6 +66,8 @@ def test_the_message_twin_of_a_mention_has_the_same_identity() -> None:
         {"subtype": "bot_message"},
         {"type": "reaction_added"},
         {"user": None},
+        {"ts": "not-a-ts"},
+        {"thread_ts": "1e9"},
     ],
     ids=[
         "our own bot",
@@ -75,6 +77,8 @@ def test_the_message_twin_of_a_mention_has_the_same_identity() -> None:
         "a bot message",
         "another event",
         "no user",
+        "a ts that is not Slack's",
+        "a thread_ts that is not Slack's",
     ],
 )
 def test_events_that_are_not_a_persons_message_are_ignored(event: dict[str, Any]) -> None:
