@@ -40,7 +40,7 @@ locals {
       enqueue        = ["follow", "timers"]
       act_as_tasks   = true
       secrets        = ["SLACK_BOT_TOKEN"]
-      config_secrets = ["tokenSecretRef"]
+      config_secrets = ["tokenSecretRef", "valueSecretRef"]
     }
     stream_follow = {
       firestore      = true
@@ -48,7 +48,7 @@ locals {
       enqueue        = ["follow", "timers"]
       act_as_tasks   = true
       secrets        = ["SLACK_BOT_TOKEN"]
-      config_secrets = ["tokenSecretRef"]
+      config_secrets = ["tokenSecretRef", "valueSecretRef"]
     }
     timeout = {
       firestore      = true
@@ -56,7 +56,7 @@ locals {
       enqueue        = ["follow", "timers"]
       act_as_tasks   = true
       secrets        = ["SLACK_BOT_TOKEN"]
-      config_secrets = ["tokenSecretRef"]
+      config_secrets = ["tokenSecretRef", "valueSecretRef"]
     }
     reconcile = {
       firestore      = true

@@ -3,15 +3,25 @@
 Validated with pydantic when first read; a bad file raises ``ConfigError``
 whose message names the bad field by its path in the file, e.g.
 ``bindings[0].agentBackend: no agentBackend named 'dmeo'``.
+
+The file is copied into the functions' source archive and Terraform's
+state, and agent URLs reach logs, so it must hold no credential: a URL with
+``user:password@`` or a secret-looking query parameter is refused, and so is
+a static header whose name speaks of a credential given inline rather than
+through ``valueSecretRef`` (read like ``tokenSecretRef``, see
+``shared.secrets``). A credential never travels over plain ``http://``,
+except to this machine.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from datetime import timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 from pydantic import (
@@ -24,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from shared.core.redaction import is_secret_key
 from shared.errors import ConfigError
 from shared.triggers.matchers import Matcher, parse_matcher
 
@@ -43,6 +54,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+class SecretRef(_Strict):
+    """A secret by name (Secret Manager in the cloud, env locally)."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+class SecretHeader(_Strict):
+    """A static header whose value is a secret."""
+
+    value_secret_ref: SecretRef = Field(alias="valueSecretRef")
+
+
 class AgentBackend(_Strict):
     """Where an agent lives and how its URL is built."""
 
@@ -51,13 +74,64 @@ class AgentBackend(_Strict):
     dialect: Literal["a2a", "kagent-v1"] = "a2a"
     namespace: str | None = None
     agent: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str | SecretHeader] = Field(default_factory=dict)
+    """Sent on every call: a value inline, or ``{valueSecretRef: {name: ...}}``."""
+
+    @field_validator("url")
+    @classmethod
+    def _no_credential_in_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            raise ValueError(
+                "a URL with user:password@ puts a credential in logs and in the source archive; "
+                "use identity.tokenSecretRef or a header's valueSecretRef"
+            )
+        for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+            if is_secret_key(name):
+                raise ValueError(
+                    f"the query parameter {name!r} looks like a credential, which would reach "
+                    "logs and the source archive; send it in a header with valueSecretRef"
+                )
+        return url
+
+    @field_validator("headers")
+    @classmethod
+    def _no_inline_credential(
+        cls, headers: dict[str, str | SecretHeader]
+    ) -> dict[str, str | SecretHeader]:
+        for name, value in headers.items():
+            if isinstance(value, str) and is_credential_header(name):
+                raise ValueError(
+                    f"{name}: a credential given inline sits in plain text in the source archive "
+                    "and the Terraform state; give it as {valueSecretRef: {name: ...}}"
+                )
+        return headers
 
     @model_validator(mode="after")
     def _kagent_needs_agent(self) -> AgentBackend:
         if self.dialect == "kagent-v1" and not (self.namespace and self.agent):
             raise ValueError("dialect kagent-v1 needs both namespace and agent")
+        if self.secret_headers and not self.encrypted_or_local:
+            raise ValueError(
+                "a secret header would travel over plain http://; use https:// "
+                "(plain http is allowed only to this machine)"
+            )
         return self
+
+    @property
+    def secret_headers(self) -> dict[str, SecretRef]:
+        """The headers whose value is a secret, by name."""
+        return {
+            name: value.value_secret_ref
+            for name, value in self.headers.items()
+            if isinstance(value, SecretHeader)
+        }
+
+    @property
+    def encrypted_or_local(self) -> bool:
+        """Whether calls are encrypted (https) or stay on this machine (loopback)."""
+        parts = urlsplit(self.url)
+        return parts.scheme == "https" or _is_loopback(parts.hostname or "")
 
     @property
     def endpoint(self) -> str:
@@ -65,12 +139,6 @@ class AgentBackend(_Strict):
         if self.dialect == "kagent-v1":
             return f"{self.url.rstrip('/')}/agents/{self.namespace}/{self.agent}"
         return self.url
-
-
-class SecretRef(_Strict):
-    """A secret by name (Secret Manager in the cloud, env locally)."""
-
-    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
 
 
 class Identity(_Strict):
@@ -90,7 +158,7 @@ def _duration(value: object) -> timedelta:
     if isinstance(value, timedelta):
         return value
     if not isinstance(value, str):
-        raise ValueError("expected a duration like 90s, 15m or 1h")
+        raise ValueError("expected a duration like 90s, 15m or 1h")  # noqa: TRY004 - pydantic reads a ValueError
     return parse_duration(value)
 
 
@@ -209,6 +277,13 @@ class KourierConfig(_Strict):
                     f"bindings[{index}].agentBackend: no agentBackend named "
                     f"{binding.agent_backend!r} (have {', '.join(names)})"
                 )
+            backend = self.backend(binding.agent_backend)
+            if binding.identity.token_secret_ref is not None and not backend.encrypted_or_local:
+                raise ValueError(
+                    f"bindings[{index}].identity: a bearer token would travel over plain "
+                    f"http:// to {backend.name}; use https:// (plain http is allowed only "
+                    "to this machine)"
+                )
         seen: dict[str, str] = {}
         for binding in self.bindings:
             for channel in binding.channels:
@@ -274,6 +349,21 @@ def describe_errors(error: ValidationError) -> str:
         message = item["msg"].removeprefix("Value error, ")
         problems.append(f"{where}: {message}" if where else message)
     return "; ".join(problems)
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether a header's name speaks of a credential (``X-API-Key``, ``Authorization``, ...)."""
+    words = {word.lower() for word in re.split(r"[^A-Za-z0-9]+", name)}
+    return is_secret_key(name) or not words.isdisjoint({"auth", "key", "pat", "sig"})
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def parse_config(text: str, source: str = "config") -> KourierConfig:

@@ -249,7 +249,12 @@ class AgentClient:
 
     def base_headers(self) -> dict[str, str]:
         """The static headers and the identity header, as on every request."""
-        headers = httpx.Headers(self.backend.headers)
+        headers = httpx.Headers(
+            {
+                name: value if isinstance(value, str) else read_secret(value.value_secret_ref.name)
+                for name, value in self.backend.headers.items()
+            }
+        )
         identity = self._binding.identity
         if identity.token_secret_ref is not None:
             headers["Authorization"] = f"Bearer {read_secret(identity.token_secret_ref.name)}"

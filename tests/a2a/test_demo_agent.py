@@ -91,10 +91,16 @@ def test_the_wire_carries_what_the_contract_says_is_sent(
     demo_agent: str, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KOURIER_SECRET_DEMO_TOKEN", "s3cret")
+    monkeypatch.setenv("KOURIER_SECRET_DEMO_API_KEY", "k3y")
     client = make_client(
         demo_agent,
         identity={"tokenSecretRef": {"name": "demo-token"}},
-        backend={"headers": {"X-Team": "blue", "Authorization": "Basic overridden"}},
+        backend={
+            "headers": {
+                "X-Team": "blue",
+                "X-Api-Key": {"valueSecretRef": {"name": "demo-api-key"}},
+            }
+        },
     )
     version = client.protocol_version
     httpx.delete(demo_agent + "_demo/received")
@@ -112,6 +118,7 @@ def test_the_wire_carries_what_the_contract_says_is_sent(
     assert headers["authorization"] == "Bearer s3cret"
     assert "x-user-id" not in headers
     assert headers["x-team"] == "blue"
+    assert headers["x-api-key"] == "k3y", "a static header's secret, read as tokenSecretRef is"
     assert headers["traceparent"] == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     assert headers["tracestate"] == "k=v"
     # The demo's card lists kagent's HITL extension; the 0.3 card these tests give it does not.

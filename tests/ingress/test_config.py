@@ -15,7 +15,10 @@ agentBackends:
     url: http://127.0.0.1:9101/
     headers: {X-Team: sre}
   - name: k8s
-    url: http://kagent.example/api/
+    url: https://kagent.example/api/
+    headers:
+      X-Team: ops
+      X-API-Key: {valueSecretRef: {name: k8s-api-key}}
     dialect: kagent-v1
     namespace: kagent
     agent: k8s-agent
@@ -42,7 +45,8 @@ def test_the_documented_shape_loads() -> None:
     assert sre.interactions.tool_approvals is not None
     assert sre.interactions.tool_approvals.timeout == timedelta(hours=1, minutes=30)
     assert config.backend("demo").endpoint == "http://127.0.0.1:9101/"
-    assert config.backend("k8s").endpoint == "http://kagent.example/api/agents/kagent/k8s-agent"
+    assert config.backend("k8s").endpoint == "https://kagent.example/api/agents/kagent/k8s-agent"
+    assert config.backend("k8s").secret_headers["X-API-Key"].name == "k8s-api-key"
     ops = config.binding("ops")
     assert ops.interactions.questions is None and ops.interactions.tool_approvals is None
     assert config.binding_for_channel("C0NOBODY") is None
@@ -150,3 +154,45 @@ def test_a_bad_trigger_fails_at_load_naming_the_field(
     with pytest.raises(ConfigError) as error:
         parse_config(GOOD + TRIGGERS.replace(*change, 1), source="kourier.yaml")
     assert message in str(error.value)
+
+
+# The file is copied into the source archive and the Terraform state, and
+# agent URLs reach logs: no credential may be written in it.
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ("url: https://kagent.example/api/", "url: https://bob:pw@kagent.example/api/"),
+            "agentBackends[1].url: a URL with user:password@ puts a credential in logs",
+        ),
+        (
+            ("url: https://kagent.example/api/", "url: https://kagent.example/api/?api_key=k1"),
+            "agentBackends[1].url: the query parameter 'api_key' looks like a credential",
+        ),
+        (
+            ("X-Team: ops", "X-Api-Key: k1"),
+            "agentBackends[1].headers: X-Api-Key: a credential given inline sits in plain text",
+        ),
+        (
+            ("X-Team: ops", "Authorization: Basic dXNlcjpwYXNz"),
+            "agentBackends[1].headers: Authorization: a credential given inline",
+        ),
+        (
+            ("url: https://kagent.example/api/", "url: http://kagent.example/api/"),
+            "a secret header would travel over plain http://",
+        ),
+    ],
+)
+def test_a_credential_written_in_the_file_is_refused(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(GOOD.replace(*change, 1), source="kourier.yaml")
+    assert message in str(error.value)
+
+
+def test_a_bearer_token_never_travels_over_plain_http_except_to_this_machine() -> None:
+    plain = GOOD.replace("url: https://kagent.example/api/", "url: http://kagent.example/api/")
+    plain = plain.replace("      X-API-Key: {valueSecretRef: {name: k8s-api-key}}\n", "")
+    with pytest.raises(ConfigError, match=r"bindings\[1\].identity: a bearer token would travel"):
+        parse_config(plain)
+    for local in ("http://127.0.0.1:8083/", "http://localhost:8083/", "http://[::1]:8083/"):
+        parse_config(plain.replace("http://kagent.example/api/", local))
