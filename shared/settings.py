@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     max_callback_bytes: int = Field(1_048_576, alias="KOURIER_MAX_CALLBACK_BYTES")
     max_message_chars: int = Field(40_000, alias="KOURIER_MAX_MESSAGE_CHARS")
 
+    # What an agent may send (README, "Guarantees and limits"): one answer,
+    # or one event of a stream, holds at most this many bytes, and a call
+    # answered with one JSON document takes at most this long, body included.
+    max_agent_response_bytes: int = Field(8 << 20, alias="KOURIER_MAX_AGENT_RESPONSE_BYTES")
+    agent_call_seconds: float = Field(120.0, alias="KOURIER_AGENT_CALL_SECONDS")
+
     cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")
 
     # How long one function may follow a stream before it hands over

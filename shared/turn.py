@@ -47,6 +47,7 @@ from shared.a2a.errors import (
     DiscoveryFailed,
     IdentityRefused,
     OutcomeUnknown,
+    ResponseTooLarge,
     SessionGone,
     StreamDropped,
 )
@@ -126,6 +127,7 @@ def classify(error: AgentError) -> Failure:
         (SessionGone, Failure.SESSION_GONE),
         (StreamDropped, Failure.DROPPED),
         (OutcomeUnknown, Failure.UNKNOWN),
+        (ResponseTooLarge, Failure.REFUSED),
     ]
     return next((failure for kind, failure in table if isinstance(error, kind)), Failure.NOT_SENT)
 

@@ -136,8 +136,14 @@ def check_agent(
     """
     report = CheckReport(backend.name, backend.endpoint)
     with nullcontext(http) if http is not None else httpx.Client() as client_http:
+        settings = get_settings()
         transport = Transport(
-            client_http, backend.name, header_timeout=header_timeout, idle_timeout=idle_timeout
+            client_http,
+            backend.name,
+            header_timeout=header_timeout,
+            idle_timeout=idle_timeout,
+            max_response_bytes=settings.max_agent_response_bytes,
+            call_seconds=settings.agent_call_seconds,
         )
         client = AgentClient(
             backend,

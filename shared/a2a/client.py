@@ -18,6 +18,7 @@ and failures are the classified errors of ``errors``.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ from shared.a2a.wire import Method
 from shared.config import AgentBackend, Binding
 from shared.core.model import HITL_EXTENSION, OutgoingMessage, StreamEvent, Task
 from shared.secrets import read_secret
+from shared.settings import get_settings
 
 log = structlog.get_logger(__name__)
 
@@ -40,6 +42,8 @@ LIST_PAGE_LIMIT = 100
 """ListTasks follows nextPageToken for up to this many pages."""
 LIST_PAGE_SIZE = 100
 """The largest pageSize A2A 1.0 allows."""
+LIST_SECONDS = 300.0
+"""The longest the pages of one ListTasks walk may take, together."""
 
 process_cards = CardCache()
 """The cards of this process, shared by every client that is given no other cache."""
@@ -70,6 +74,8 @@ class AgentClient:
         header_timeout: float = HEADER_TIMEOUT_SECONDS,
         idle_timeout: float = IDLE_TIMEOUT_SECONDS,
         list_page_size: int = LIST_PAGE_SIZE,
+        max_response_bytes: int | None = None,
+        call_seconds: float | None = None,
     ) -> None:
         """Creates the client; nothing is sent until the first call.
 
@@ -82,15 +88,22 @@ class AgentClient:
             header_timeout: Seconds within which response headers must arrive.
             idle_timeout: Seconds a stream may go without an event before it is cut.
             list_page_size: The pageSize of each ListTasks call.
+            max_response_bytes: The most one answer or event may hold
+                (``KOURIER_MAX_AGENT_RESPONSE_BYTES`` when omitted).
+            call_seconds: The longest a call answered with one JSON document
+                may take (``KOURIER_AGENT_CALL_SECONDS`` when omitted).
         """
         self.backend = backend
         self._list_page_size = list_page_size
         self._binding = binding
+        settings = get_settings()
         self._transport = Transport(
             http or _process_http(),
             backend.name,
             header_timeout=header_timeout,
             idle_timeout=idle_timeout,
+            max_response_bytes=max_response_bytes or settings.max_agent_response_bytes,
+            call_seconds=call_seconds or settings.agent_call_seconds,
         )
         self._cards = cards or process_cards
         self._card: AgentCard | None = None
@@ -211,11 +224,17 @@ class AgentClient:
             MethodUnavailable: The agent speaks 0.3, which has no ListTasks.
             AgentError: Another classified failure.
         """
+        return [task for page in self._task_pages(context_id) for task in page]
+
+    def _task_pages(self, context_id: str) -> Iterator[list[Task]]:
+        """ListTasks page by page (one in memory at a time), all within ``LIST_SECONDS``."""
         if not self.supports_list_tasks:
             raise MethodUnavailable("ListTasks is not part of A2A 0.3")
-        tasks: list[Task] = []
+        deadline = time.monotonic() + LIST_SECONDS
         token: str | None = None
         for _ in range(LIST_PAGE_LIMIT):
+            if time.monotonic() > deadline:
+                raise OutcomeUnknown(f"ListTasks: the pages took longer than {LIST_SECONDS:g} s")
             params: dict[str, Any] = {"contextId": context_id, "pageSize": self._list_page_size}
             if token:
                 params["pageToken"] = token
@@ -227,10 +246,9 @@ class AgentClient:
                 CallKind.OTHER,
             )
             page, token = wire.list_page_from_json(result)
-            tasks += page
+            yield page
             if not token:
                 break
-        return tasks
 
     def task_holding_message(self, context_id: str, message_id: str) -> Task | None:
         """The task of ``context_id`` whose history holds ``message_id``, if any (1.0 only).
@@ -242,9 +260,10 @@ class AgentClient:
             MethodUnavailable: The agent speaks 0.3.
             AgentError: Another classified failure.
         """
-        for task in self.list_tasks(context_id):
-            if any(m.message_id == message_id for m in task.history):
-                return task
+        for page in self._task_pages(context_id):
+            for task in page:
+                if any(m.message_id == message_id for m in task.history):
+                    return task
         return None
 
     def base_headers(self) -> dict[str, str]:

@@ -101,6 +101,15 @@ class StreamDropped(AgentError):
     """A stream failed after at least one event: follow the task with GetTask."""
 
 
+class ResponseTooLarge(AgentError):
+    """An answer, or one event of a stream, larger than Kourier reads: the turn fails at once.
+
+    Reading it again would fail again, so it is not retried.
+    """
+
+    reason = notices.RESPONSE_TOO_LARGE
+
+
 class MethodUnavailable(AgentError):
     """The protocol version on the wire has no such method (ListTasks on 0.3)."""
 

@@ -14,6 +14,13 @@ Failures are classified by the contract's Errors table: the HTTP status
 first, then a JSON-RPC error by its code and by what kind of call it
 answered, and a lost connection by whether an event had arrived. After the
 first event of a stream, every failure is ``StreamDropped``.
+
+What an agent sends is bounded, so one answer cannot exhaust a function's
+memory or hold it for ever: a JSON answer, and each event of a stream, may
+hold at most ``max_response_bytes`` (past it, ``ResponseTooLarge``, and the
+read stops there), and a call that answers with one JSON document must have
+sent all of it within ``call_seconds`` (past it, the outcome is unknown). A
+stream's length is the caller's ``until``.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from shared.a2a.errors import (
     IdentityRefused,
     NotSent,
     OutcomeUnknown,
+    ResponseTooLarge,
     SessionGone,
     StreamDropped,
     parse_retry_after,
@@ -95,6 +103,8 @@ class Transport:
         *,
         header_timeout: float = HEADER_TIMEOUT_SECONDS,
         idle_timeout: float = IDLE_TIMEOUT_SECONDS,
+        max_response_bytes: int,
+        call_seconds: float,
     ) -> None:
         """Creates the transport.
 
@@ -103,11 +113,15 @@ class Transport:
             agent: The agent's name, for logs.
             header_timeout: Seconds within which response headers must arrive.
             idle_timeout: Seconds a stream may go without an event before it is cut.
+            max_response_bytes: The most one answer, or one event, may hold.
+            call_seconds: The longest a call answered with one JSON document may take.
         """
         self._http = http
         self._agent = agent
         self.header_timeout = header_timeout
         self.idle_timeout = idle_timeout
+        self.max_response_bytes = max_response_bytes
+        self.call_seconds = call_seconds
 
     def get_json(self, url: str, headers: Mapping[str, str]) -> Any:
         """GET a JSON document (the agent card).
@@ -119,18 +133,14 @@ class Transport:
                 that is not JSON.
         """
         with self._logged("card"):
+            request = self._http.build_request(
+                "GET", url, headers=dict(headers), timeout=httpx.Timeout(self.header_timeout)
+            )
+            with self._sent(request) as response:
+                self._raise_for_status(response)
+                body = self._read(response, "the card")
             try:
-                response = self._http.get(
-                    url,
-                    headers=dict(headers),
-                    timeout=httpx.Timeout(self.header_timeout),
-                    follow_redirects=False,
-                )
-            except httpx.HTTPError as error:
-                raise _connection_failure(error, self.header_timeout) from None
-            self._raise_for_status(response)
-            try:
-                return wire.loads(response.content)
+                return wire.loads(body)
             except ValueError:
                 kind = _content_type(response) or "no content type"
                 raise OutcomeUnknown(
@@ -154,18 +164,18 @@ class Transport:
             AgentError: The classified failure.
         """
         with self._logged(method):
-            try:
-                response = self._http.post(
-                    url,
-                    json=_request(method, params),
-                    headers={**headers, "Accept": "application/json"},
-                    timeout=httpx.Timeout(self.header_timeout),
-                    follow_redirects=False,
+            request = self._http.build_request(
+                "POST",
+                url,
+                json=_request(method, params),
+                headers={**headers, "Accept": "application/json"},
+                timeout=httpx.Timeout(self.header_timeout),
+            )
+            with self._sent(request) as response:
+                self._raise_for_status(response)
+                return _result(
+                    _json_value(self._read(response, method), response), method, kind, response
                 )
-            except httpx.HTTPError as error:
-                raise _connection_failure(error, self.header_timeout) from None
-            self._raise_for_status(response)
-            return _result(_json_body(response), method, kind, response)
 
     def stream(
         self,
@@ -201,18 +211,13 @@ class Transport:
                 headers={**headers, "Accept": "text/event-stream"},
                 timeout=httpx.Timeout(self.header_timeout),
             )
-            try:
-                response = self._http.send(request, stream=True, follow_redirects=False)
-            except httpx.HTTPError as error:
-                raise _connection_failure(error, self.header_timeout) from None
-            try:
+            with self._sent(request) as response:
                 self._raise_for_status(response)
                 if _content_type(response) != "text/event-stream":
-                    yield _result(_json_body(response), method, kind, response)
+                    body = self._read(response, method)
+                    yield _result(_json_value(body, response), method, kind, response)
                     return
                 yield from self._events(response, method, kind, until)
-            finally:
-                response.close()
 
     def _events(
         self, response: httpx.Response, method: str, kind: CallKind, until: float | None
@@ -222,9 +227,11 @@ class Transport:
             timeouts["read"] = self.idle_timeout
         seen_event = False
         lost: Exception | None = None
+        text = _CappedText(response, self.max_response_bytes, method)
         with _Watchdog(response, self.idle_timeout, until) as watchdog:
             try:
-                for sse in EventSource(response).iter_sse():
+                for sse in EventSource(text).iter_sse():  # type: ignore[arg-type]
+                    text.event_arrived()
                     if not sse.data.strip():
                         continue
                     try:
@@ -237,6 +244,8 @@ class Transport:
                     yield result
             except (httpx.HTTPError, SSEError) as error:
                 lost = error
+            except ResponseTooLarge:
+                raise  # reading on would fail again: never a dropped stream
             except AgentError as error:
                 if seen_event:
                     raise StreamDropped(str(error), retry_after=error.retry_after) from None
@@ -249,6 +258,40 @@ class Transport:
             raise _stream_failure(seen_event, detail)
         if lost is not None:
             raise _stream_failure(seen_event, f"{method}: connection lost ({lost!r})")
+
+    @contextmanager
+    def _sent(self, request: httpx.Request) -> Iterator[httpx.Response]:
+        """Send ``request``; the response's body is left to read, and closed after the block."""
+        try:
+            response = self._http.send(request, stream=True, follow_redirects=False)
+        except httpx.HTTPError as error:
+            raise _connection_failure(error, self.header_timeout) from None
+        try:
+            yield response
+        finally:
+            response.close()
+
+    def _read(self, response: httpx.Response, what: str) -> bytes:
+        """The whole body, if it is at most ``max_response_bytes`` and comes within ``call_seconds``."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_response_bytes:
+            raise ResponseTooLarge(f"{what}: the answer declares {declared} bytes")
+        deadline = time.monotonic() + self.call_seconds
+        body = bytearray()
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > self.max_response_bytes:
+                    raise ResponseTooLarge(
+                        f"{what}: the answer is longer than {self.max_response_bytes} bytes"
+                    )
+                if time.monotonic() > deadline:
+                    raise OutcomeUnknown(
+                        f"{what}: the answer took longer than {self.call_seconds:g} s"
+                    )
+        except httpx.HTTPError as error:
+            raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
+        return bytes(body)
 
     @contextmanager
     def _logged(self, call: str) -> Iterator[None]:
@@ -363,12 +406,38 @@ def _content_type(response: httpx.Response) -> str:
     return str(response.headers.get("content-type", "")).partition(";")[0].strip().lower()
 
 
-def _json_body(response: httpx.Response) -> Any:
+class _CappedText:
+    """What httpx-sse reads of a stream: its text, failing once one event grows past ``limit``."""
+
+    def __init__(self, response: httpx.Response, limit: int, method: str) -> None:
+        self._response = response
+        self._limit = limit
+        self._method = method
+        self._since_event = 0
+
+    @property
+    def headers(self) -> httpx.Headers:
+        """The response's headers (httpx-sse checks the content type)."""
+        return self._response.headers
+
+    def iter_text(self) -> Iterator[str]:
+        """The stream's text, piece by piece."""
+        for text in self._response.iter_text():
+            self._since_event += len(text)
+            if self._since_event > self._limit:
+                raise ResponseTooLarge(
+                    f"{self._method}: an event longer than {self._limit} characters"
+                )
+            yield text
+
+    def event_arrived(self) -> None:
+        """An event ended: the next one counts from here."""
+        self._since_event = 0
+
+
+def _json_value(body: bytes, response: httpx.Response) -> Any:
     try:
-        response.read()
-        return wire.loads(response.content)
-    except httpx.HTTPError as error:
-        raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
+        return wire.loads(body)
     except ValueError:
         raise OutcomeUnknown(
             "the answer is neither JSON nor an event stream "

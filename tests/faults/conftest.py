@@ -72,7 +72,9 @@ BUSY_NOTICE = 3.0
 NO_SIGN_OF_LIFE = 12.0
 """Seconds a task whose stream was lost may show no change before it is cancelled (an hour in
 production); more than twice the longest quiet spell of any test's task."""
+MAX_AGENT_RESPONSE_BYTES = 1 << 20
 TIMINGS = {
+    "KOURIER_MAX_AGENT_RESPONSE_BYTES": str(MAX_AGENT_RESPONSE_BYTES),
     "KOURIER_FOLLOW_BUDGET_SECONDS": str(FOLLOW_BUDGET),
     "KOURIER_LEASE_MARGIN_SECONDS": str(LEASE_MARGIN),
     "KOURIER_CHECKPOINT_SECONDS": "1",
