@@ -187,10 +187,12 @@ class MarkdownStream:
         run: list[str] = []
         for index, line in enumerate(lines):
             is_last_piece = index == len(lines) - 1
-            if is_last_piece and not final and (line == "" or line.lstrip(" ").startswith("|")):
-                return None  # the next line has not started, or is a row still arriving
-            if not line.lstrip(" ").startswith("|") or (is_last_piece and line == ""):
-                break
+            indent = len(line) - len(line.lstrip(" "))
+            is_row = indent < 4 and line.lstrip(" ").startswith("|")
+            if is_last_piece and not final and (is_row or (indent < 4 and not line.strip(" "))):
+                return None  # the next line has not started, or may be a row still arriving
+            if not is_row or (is_last_piece and line == ""):
+                break  # a line indented four spaces is code, never a row
             run.append(line)
             if len(run) == 2 and not _DELIMITER_ROW.match(run[1]):
                 break

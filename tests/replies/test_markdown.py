@@ -86,6 +86,17 @@ def test_streamed_in_any_pieces_the_output_is_the_same_as_for_the_whole(
     assert streamed == to_slack_markdown(text)
 
 
+def test_a_line_indented_four_spaces_ends_a_table_wherever_the_stream_is_cut() -> None:
+    # Found by the property above: the whole text and a stream cut inside the
+    # indentation read the indented line differently.
+    text = "| a | b |\n|---|---|\n    | indented, not a table"
+    for cut in range(len(text) + 1):
+        stream = MarkdownStream()
+        streamed = stream.feed(text[:cut]) + stream.feed(text[cut:]) + stream.flush()
+        assert streamed == to_slack_markdown(text), cut
+    assert to_slack_markdown(text).endswith("```\n    | indented, not a table")
+
+
 def test_a_fence_line_cut_in_two_still_opens_a_code_block() -> None:
     stream = MarkdownStream()
     pieces = ["``", "`python\n| a | b |\n|---|", "---|\n"]
