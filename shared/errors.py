@@ -21,6 +21,14 @@ class RetryableError(KourierError):
     """A transient failure: the event should be delivered again."""
 
 
+class TaskNameRefused(KourierError):
+    """Cloud Tasks refused a task name this run made anew: a stale task holds it.
+
+    The run stops there; its lease runs out and the sweep takes the turn
+    over under a new generation, hence new names.
+    """
+
+
 class SlackRequestRejected(KourierError):
     """A Slack callback failed verification (signature, timestamp, shape)."""
 

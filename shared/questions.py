@@ -259,19 +259,22 @@ def update_prompt(question: OpenQuestion) -> None:
 
 
 def request_answer(question: OpenQuestion) -> None:
-    """Ask ``stream_follow`` to send the answer of a complete question."""
+    """Ask ``stream_follow`` to send the answer of a complete question.
+
+    A name Cloud Tasks refuses was used by an earlier request for the same
+    answer, or by a stale task; either way the question's timer, finding it
+    ``answering``, sends the answer at the latest when it fires.
+    """
     settings = get_settings()
-    schedule_call(
-        settings.follow_queue,
-        settings.stream_follow_url,
-        {
-            "session_id": question.session_id,
-            "turn_id": question.turn_id,
-            "generation": question.generation,
-            "answer": question.key,
-        },
-        name=f"answer-{question.key}-{question.answers_sent}",
-    )
+    name = f"answer-{question.key}-{question.answers_sent}"
+    body = {
+        "session_id": question.session_id,
+        "turn_id": question.turn_id,
+        "generation": question.generation,
+        "answer": question.key,
+    }
+    if not schedule_call(settings.follow_queue, settings.stream_follow_url, body, name=name):
+        log.warning("task_name_refused", queue=settings.follow_queue, name=name)
 
 
 # What people do (called by the ingress) ------------------------------------------

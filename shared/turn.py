@@ -83,7 +83,7 @@ from shared.core.turn_machine import (
     WaitUntil,
     resume_state,
 )
-from shared.errors import ConfigError
+from shared.errors import ConfigError, TaskNameRefused
 from shared.handoff import schedule_call
 from shared.questions import OpenQuestion, QuestionStore, update_prompt
 from shared.settings import Settings, get_settings
@@ -441,7 +441,13 @@ class TurnRun:
         """The task asks a person: show the prompt and wait. False: the pause was unusable."""
         assert self.machine is not None and self.status is not None
         task_id = self._task_id()
-        pause = read_pause(self.backend.dialect, task_id, self.session.context_id, self.status)
+        pause = read_pause(
+            self.backend.dialect,
+            task_id,
+            self.session.context_id,
+            self.status,
+            session=self.session.id,
+        )
         if isinstance(pause, Unusable):
             return self._refuse_pause(pause.reason)
         existing = self.questions.get(pause.key)
@@ -501,7 +507,7 @@ class TurnRun:
         self.questions.put(question)
         self.store.set_turn(self.turn.id, status="paused")
         self._checkpoint_now(force=True)
-        schedule_call(
+        _schedule(
             self.settings.timers_queue,
             self.settings.timeout_url,
             {**self._task_body(question.generation), "timer": QUESTION_TIMER + question.key},
@@ -594,7 +600,7 @@ class TurnRun:
         self.reply.suspend()
         generation = self._advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)
-        schedule_call(
+        _schedule(
             self.settings.follow_queue,
             self.settings.stream_follow_url,
             self._task_body(generation),
@@ -608,7 +614,7 @@ class TurnRun:
         wake = datetime.fromtimestamp(at, UTC)
         generation = self._advance_generation(lease=wake - now() + self.settings.lease)
         self._checkpoint_now(force=True)
-        schedule_call(
+        _schedule(
             self.settings.timers_queue,
             self.settings.timeout_url,
             {**self._task_body(generation), "timer": timer},
@@ -739,6 +745,19 @@ def _denied(platform: str) -> Callable[[OpenQuestion], OpenQuestion | None]:
         return current
 
     return deny
+
+
+def _schedule(
+    queue: str, url: str, body: dict[str, Any], name: str, at: datetime | None = None
+) -> None:
+    """Schedule a task under a name this run made anew (its generation's).
+
+    Only a stale task can hold such a name (a session deleted and made
+    anew restarts its generations): that is an error, never a silent skip.
+    """
+    if not schedule_call(queue, url, body, name=name, at=at):
+        log.error("task_name_refused", queue=queue, name=name)
+        raise TaskNameRefused(name)
 
 
 def _with_prompt_ts(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | None]:

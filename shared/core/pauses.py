@@ -25,7 +25,8 @@ tells one pause from another. The same name with the same ``fingerprint``
 is the same pause, not to be posted again; the same name with another
 fingerprint is a different question under a used name, which cannot be
 shown. ``key`` is a short digest of the name that the prompt's Slack action
-IDs carry.
+IDs carry; it digests the session too, since agents choose task IDs and two
+threads' pauses may share a name.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class PausedTask:
 
     task_id: str
     context_id: str | None
+    session: str = ""
+    """The session (thread and Binding) the pause was read in: its key is that session's."""
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,8 @@ class ToolApprovalRequest:
 
     @property
     def key(self) -> str:
-        """A short digest of ``name``, carried by the prompt's action IDs."""
-        return _key(self.name)
+        """A short digest of ``name`` in its session, carried by the prompt's action IDs."""
+        return _key(self.task.session, self.name)
 
     @property
     def heading(self) -> str:
@@ -161,8 +164,8 @@ class AskUserRequest:
 
     @property
     def key(self) -> str:
-        """A short digest of ``name``, carried by the prompt's action IDs."""
-        return _key(self.name)
+        """A short digest of ``name`` in its session, carried by the prompt's action IDs."""
+        return _key(self.task.session, self.name)
 
     @property
     def heading(self) -> str:
@@ -188,8 +191,8 @@ class TextQuestion:
 
     @property
     def key(self) -> str:
-        """A short digest of ``name``, carried by the prompt's action IDs."""
-        return _key(self.name)
+        """A short digest of ``name`` in its session, carried by the prompt's action IDs."""
+        return _key(self.task.session, self.name)
 
     @property
     def fingerprint(self) -> str:
@@ -209,7 +212,12 @@ Pause = ToolApprovalRequest | AskUserRequest | TextQuestion
 
 
 def read_pause(
-    dialect: Dialect, task_id: str | None, context_id: str | None, status: TaskStatus
+    dialect: Dialect,
+    task_id: str | None,
+    context_id: str | None,
+    status: TaskStatus,
+    *,
+    session: str,
 ) -> Pause | Unusable:
     """The question or approval a task asks for by pausing in input-required.
 
@@ -218,6 +226,7 @@ def read_pause(
         task_id: The paused task's ID (None or empty when the agent named none).
         context_id: The paused task's context, where the answer goes.
         status: The task's input-required status.
+        session: The session it paused in (its key is unique to it).
 
     Returns:
         The pause, or ``Unusable`` with the reason for the logs.
@@ -232,7 +241,7 @@ def read_pause(
     message = status.message
     if message is None:
         return Unusable("the pause has no status message")
-    task = PausedTask(task_id, context_id or None)
+    task = PausedTask(task_id, context_id or None, session)
     has_payload = HITL_EXTENSION in message.metadata
     try:
         if dialect == "kagent-v1":
@@ -253,7 +262,11 @@ def pause_to_dict(pause: Pause) -> dict[str, Any]:
     stored), as JSON text, since Firestore takes neither arrays inside arrays
     nor empty keys, which arguments may hold.
     """
-    task = {"task_id": pause.task.task_id, "context_id": pause.task.context_id}
+    task = {
+        "task_id": pause.task.task_id,
+        "context_id": pause.task.context_id,
+        "session": pause.task.session,
+    }
     if isinstance(pause, TextQuestion):
         return {
             "type": "text",
@@ -321,8 +334,9 @@ class _Broken(Exception):
     """A rule the pause breaks; its message is the reason for the logs."""
 
 
-def _key(name: str) -> str:
-    return hashlib.sha256(name.encode()).hexdigest()[:24]
+def _key(session: str, name: str) -> str:
+    """Agents choose task ids, so two sessions' pauses may share a name; never a key."""
+    return hashlib.sha256(f"{session}\n{name}".encode()).hexdigest()[:24]
 
 
 def _text_question(task: PausedTask, message: Message, timestamp: str | None) -> TextQuestion:

@@ -28,6 +28,8 @@ from shared.core.pauses import (
 
 TASK_ID = "task-1"
 CONTEXT_ID = "ctx-1"
+SESSION = "sre-C0123456789-1700000000.000100"
+"""The session the builders read pauses in."""
 MESSAGE_ID = "msg-1"
 TIMESTAMP = "2026-11-30T05:04:26.055338Z"
 AT = datetime(2026, 11, 30, 5, 10, tzinfo=UTC)
@@ -91,7 +93,7 @@ def paused(
 
 def read(status: TaskStatus, dialect: Dialect = "a2a", task_id: str | None = TASK_ID):
     """The pause of a task in ``status``."""
-    return read_pause(dialect, task_id, CONTEXT_ID, status)
+    return read_pause(dialect, task_id, CONTEXT_ID, status, session=SESSION)
 
 
 def read_approval(payload: dict[str, Any]) -> ToolApprovalRequest:

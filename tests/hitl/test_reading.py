@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shared.core.model import Message, Role, TaskState, TaskStatus, TextPart
-from shared.core.pauses import AskUserRequest, TextQuestion, ToolApprovalRequest, Unusable
+from shared.core.pauses import (
+    AskUserRequest,
+    TextQuestion,
+    ToolApprovalRequest,
+    Unusable,
+    read_pause,
+)
 from tests.hitl.builders import (
     CONTEXT_ID,
     TASK_ID,
@@ -159,6 +167,23 @@ def test_the_same_tool_ids_with_other_arguments_have_the_same_name_and_another_f
     changed = read(paused(approval(tool("t1", args={"path": "/b"}))))
     assert isinstance(first, ToolApprovalRequest) and isinstance(changed, ToolApprovalRequest)
     assert first.name == changed.name and first.fingerprint != changed.fingerprint
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [approval(tool("t1")), ask(), None],
+    ids=["tool approval", "ask_user", "text question"],
+)
+def test_the_same_pause_in_two_sessions_has_a_key_in_each(payload: dict[str, Any] | None) -> None:
+    # Agents choose task ids: two threads (or Bindings) whose tasks share an
+    # id and a pause must not share a prompt, an answer or a Cloud Task name.
+    status = paused(payload, parts=(TextPart("Which region?"),))
+    here = read_pause("a2a", TASK_ID, CONTEXT_ID, status, session="sre-C1-1.0")
+    there = read_pause("a2a", TASK_ID, CONTEXT_ID, status, session="ops-C2-2.0")
+    assert not isinstance(here, Unusable) and not isinstance(there, Unusable)
+    assert here.name == there.name and here.key != there.key
+    again = read_pause("a2a", TASK_ID, CONTEXT_ID, status, session="sre-C1-1.0")
+    assert not isinstance(again, Unusable) and again.key == here.key
 
 
 def test_the_prompt_key_is_short_enough_for_slack_action_ids() -> None:

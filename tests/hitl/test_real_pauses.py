@@ -53,4 +53,6 @@ def test_a_pause_without_the_extension_is_unusable(name: str, dialect: str) -> N
     event = last_pause(name)
     task_id = event.id if isinstance(event, Task) else event.task_id
     assert task_id
-    assert isinstance(read_pause(dialect, task_id, event.context_id, event.status), Unusable)  # type: ignore[arg-type]
+    assert isinstance(
+        read_pause(dialect, task_id, event.context_id, event.status, session="s"), Unusable
+    )  # type: ignore[arg-type]
