@@ -3,13 +3,18 @@
 #
 #   - checks Google's Firestore and Pub/Sub emulators (Debian packages of the
 #     image, not installable from the registries we reach) and a Temurin JDK 21+;
-#   - npm ci: firebase-tools, pinned in package.json / package-lock.json;
+#   - npm ci: firebase-tools, pinned in package.json / package-lock.json, without
+#     its optional dependencies: re2 (a native module that compiles for minutes;
+#     firebase's hosting emulator falls back to JavaScript regexps without it)
+#     and the build tools it needs, none of which the Firestore and Pub/Sub
+#     emulators use;
 #   - .cache/emulators/firestore-launcher.jar: a manifest-only jar that lets
 #     firebase-tools run the official Firestore emulator with `java -jar`;
 #   - .cache/emulators/java_home: the Temurin JDK the emulators run on;
 #   - .venvs/tasks-emulator: gcloud-tasks-emulator and its pinned dependencies
 #     (local/tasks_emulator/requirements.lock), apart from the product's venv
-#     because it needs protobuf<5.
+#     because it needs protobuf<5, installed with the uv of .venv (./kourier
+#     installs that first).
 # Every step is skipped when its inputs have not changed since it last ran.
 set -euo pipefail
 
@@ -21,6 +26,7 @@ pubsub_binary="$platform/pubsub-emulator/bin/cloud-pubsub-emulator"
 cache_dir="$repo_root/.cache/emulators"
 tasks_venv="$repo_root/.venvs/tasks-emulator"
 tasks_lock="$repo_root/local/tasks_emulator/requirements.lock"
+uv="$repo_root/.venv/bin/uv"
 
 fail() {
   echo "install_emulators: $*" >&2
@@ -66,8 +72,8 @@ install_firebase_tools() {
   if [[ -x "$repo_root/node_modules/.bin/firebase" && -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
     return
   fi
-  (cd "$repo_root" && with_progress "installing firebase-tools with npm ci" "a few minutes" \
-    npm ci --no-audit --no-fund --prefer-offline --loglevel=error) \
+  (cd "$repo_root" && with_progress "installing firebase-tools with npm ci" "under a minute" \
+    npm ci --omit=optional --no-audit --no-fund --prefer-offline --loglevel=error) \
     || fail "npm ci failed (see above)"
   echo "$wanted" >"$stamp"
 }
@@ -95,11 +101,12 @@ install_tasks_emulator() {
     return
   fi
   command -v python3 >/dev/null || fail "python3 not found"
+  [[ -x "$uv" ]] || fail "$uv not found: run ./kourier, which installs it"
   rm -rf "$tasks_venv"
-  python3 -m venv "$tasks_venv" || fail "python3 -m venv failed"
-  with_progress "installing the Cloud Tasks emulator into $tasks_venv" "a minute" \
-    "$tasks_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$tasks_lock" \
-    || fail "pip could not install $tasks_lock"
+  "$uv" venv --quiet --python "$(command -v python3)" "$tasks_venv" || fail "uv venv failed"
+  with_progress "installing the Cloud Tasks emulator into $tasks_venv" "a few seconds" \
+    "$uv" pip install --quiet --python "$tasks_venv/bin/python" --no-deps -r "$tasks_lock" \
+    || fail "uv could not install $tasks_lock"
   echo "$wanted" >"$stamp"
 }
 
