@@ -1,6 +1,6 @@
 # Sourced by ./kourier and the install scripts: show a long step while it runs.
 #
-#   with_progress "installing firebase-tools with npm ci" "a few minutes" npm ci ...
+#   with_progress "installing firebase-tools with npm ci" "under a minute" npm ci ...
 #
 # prints the step and how long it may take when it starts, how long it has
 # been running every KOURIER_PROGRESS_SECONDS (default 10; three times that
