@@ -41,7 +41,9 @@ from local.emulators import EmulatorEnv, EmulatorPorts, exported
 from local.replay_agent import REPLAY_CHANNELS, running_replay_stack
 from local.slack_standin.client import SlackStandin
 from local.stack import StackPorts
+from shared.firestore import FirestoreDocuments
 from shared.store import SESSIONS, TURNS, Store
+from shared.system import SystemClock
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ def main() -> None:
         print(f"starting the local stack on ports {base}..{base + 90} (logs in {state_dir}/logs)")
         with running_replay_stack(ports, Path(state_dir), options.interval) as (stack, agent):
             with exported(EmulatorEnv(ports.emulators)):
-                store = Store(firestore.Client(project=EmulatorEnv(ports.emulators).project))
+                client = firestore.Client(project=EmulatorEnv(ports.emulators).project)
+                store = Store(FirestoreDocuments(client), SystemClock())
             with SlackStandin(f"http://127.0.0.1:{ports.slack}") as standin:
                 print(
                     f"checkpoints at most every {options.checkpoint_seconds:g} s; one chunk every "

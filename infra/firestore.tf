@@ -3,10 +3,12 @@
 # Collections (created by the code on first write): kourier_sessions,
 # kourier_turns, kourier_events (Slack event de-duplication), kourier_users
 # (users.info cache), kourier_audit (approval decisions),
-# kourier_questions, kourier_alert_threads (one per trigger and alert group)
-# and kourier_triggers (each trigger's flood count). Event and user records,
-# turns once they are done, and questions and alert threads a month after
-# their last change expire through TTL policies on expire_at; TTL fields are left unindexed, as
+# kourier_questions, kourier_alert_threads (one per trigger and alert group),
+# kourier_triggers (each trigger's flood count) and kourier_checkpoints (the
+# parts of a turn's checkpoint too large for its document). Event and user
+# records, turns once they are done, checkpoint parts, and questions and
+# alert threads a month after their last change expire through TTL policies
+# on expire_at; TTL fields are left unindexed, as
 # Firestore advises for timestamps that only grow. Every query the code makes
 # filters on one field (turns by session_id or status, sessions by
 # lease_until), which Firestore's automatic single-field indexes serve: no
@@ -28,7 +30,7 @@ resource "google_firestore_database" "kourier" {
 }
 
 resource "google_firestore_field" "expire_at" {
-  for_each = toset(["kourier_events", "kourier_users", "kourier_turns", "kourier_questions", "kourier_alert_threads"])
+  for_each = toset(["kourier_events", "kourier_users", "kourier_turns", "kourier_questions", "kourier_alert_threads", "kourier_checkpoints"])
 
   project    = var.project_id
   database   = google_firestore_database.kourier.name

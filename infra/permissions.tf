@@ -26,10 +26,13 @@
 
 locals {
   function_permissions = {
+    # The composition root (shared/bootstrap.py) builds every adapter of a
+    # process: a function is granted what its adapters can reach, so
+    # chat_ingress may enqueue to timers and reconcile reads the bot token.
     chat_ingress = {
       firestore      = true
       publish        = ["turns"]
-      enqueue        = ["follow"]
+      enqueue        = ["follow", "timers"]
       act_as_tasks   = true
       secrets        = ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
       config_secrets = ["secretRef"]
@@ -63,7 +66,7 @@ locals {
       publish        = ["turns"]
       enqueue        = []
       act_as_tasks   = false
-      secrets        = []
+      secrets        = ["SLACK_BOT_TOKEN"]
       config_secrets = []
     }
   }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -20,6 +21,7 @@ commands, and what each needs running:
   agent check BACKEND   the agent, running; and a config: $KOURIER_CONFIG, or else the
                         one ./kourier up wrote ({config})
   test                  nothing: the tests start what they need on ports of their own
+  lint                  nothing: ruff and mypy on shared/, functions/ and local/
   sim                   nothing: the simulator runs everything in one process
 """
 
@@ -38,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands.add_parser("up", help="run the whole local stack with the demo agent")
     commands.add_parser("test", help="run the test suite (other arguments go to pytest)")
+    commands.add_parser("lint", help="ruff check, ruff format --check and mypy --strict")
     agent = commands.add_parser("agent", help="agent tools: check BACKEND [--probe]")
     agent_commands = agent.add_subparsers(dest="agent_command", required=True)
     agent_commands.add_parser("check", help="check an agent backend against the contract")
@@ -92,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         from local.sim.cli import main as sim_main
 
         return sim_main(extra)
+    if args.command == "lint":
+        return _lint()
     if args.command == "say":
         from local import say as saying
 
@@ -111,6 +116,25 @@ def main(argv: list[str] | None = None) -> int:
 
         return alert_main(resolved=args.resolved, file=args.file)
     return 2
+
+
+LINTED = ("shared", "functions", "local")
+"""The product and its local tooling (tests and benchmarks are not linted yet)."""
+
+
+def _lint() -> int:
+    """Run each check (all of them, even after a failure); 1 if any failed."""
+    steps = (
+        ("ruff", "check", *LINTED),
+        ("ruff", "format", "--check", *LINTED),
+        ("mypy",),  # strict, with the pydantic plugin, on pyproject.toml's files
+    )
+    failed = False
+    for step in steps:
+        print(f"kourier lint: {' '.join(step)}", flush=True)
+        result = subprocess.run([sys.executable, "-m", *step], cwd=REPO, check=False)
+        failed |= result.returncode != 0
+    return 1 if failed else 0
 
 
 def _state_dir() -> Path:

@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from local.processes import running, sigterm_interrupts
-from shared.settings import get_settings
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +163,6 @@ def exported(env: EmulatorEnv) -> Iterator[None]:
     shared.settings read them, and restores the previous values afterwards."""
     previous = {name: os.environ.get(name) for name in env.variables}
     os.environ.update(env.variables)
-    get_settings.cache_clear()
     try:
         yield
     finally:
@@ -173,7 +171,6 @@ def exported(env: EmulatorEnv) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        get_settings.cache_clear()
 
 
 def _installed_java_home() -> Path:

@@ -200,10 +200,11 @@ def _interruptions_deferred() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held: list[int] = []
+    held: list[signal.Signals] = []
     deferred = (signal.SIGINT, signal.SIGTERM)
     previous = {
-        signum: signal.signal(signum, lambda signum, _: held.append(signum)) for signum in deferred
+        signum: signal.signal(signum, lambda number, _: held.append(signal.Signals(number)))
+        for signum in deferred
     }
     try:
         yield

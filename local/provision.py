@@ -55,7 +55,7 @@ def provision(env: Mapping[str, str], turn_send_url: str) -> None:
             CLOUD_TASKS_EMULATOR_HOST and GOOGLE_CLOUD_PROJECT.
         turn_send_url: Where Pub/Sub pushes turns (the turn_send function).
     """
-    settings = Settings(**env)
+    settings = Settings.model_validate(dict(env))
     _provision_turns(env["PUBSUB_EMULATOR_HOST"], settings, turn_send_url)
     _provision_queues(settings)
 

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from local.stack import Stack, StackPorts, running_stack
 
@@ -196,7 +196,7 @@ class ReplayAgent:
         self.sent.clear()
         return self._recording
 
-    def __enter__(self) -> ReplayAgent:
+    def __enter__(self) -> Self:
         agent = self
 
         class Handler(BaseHTTPRequestHandler):

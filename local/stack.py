@@ -68,7 +68,11 @@ class StackPorts:
         """Defaults, overridden by KOURIER_PORT_<NAME> variables."""
         defaults = cls()
         return cls(
-            **{f: _env_port(f, getattr(defaults, f)) for f in FUNCTIONS},
+            chat_ingress=_env_port("chat_ingress", defaults.chat_ingress),
+            turn_send=_env_port("turn_send", defaults.turn_send),
+            stream_follow=_env_port("stream_follow", defaults.stream_follow),
+            reconcile=_env_port("reconcile", defaults.reconcile),
+            timeout=_env_port("timeout", defaults.timeout),
             slack=_env_port("slack", defaults.slack),
             agent=_env_port("agent", defaults.agent),
         )

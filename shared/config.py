@@ -18,7 +18,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import parse_qsl, urlsplit
@@ -378,9 +377,8 @@ def parse_config(text: str, source: str = "config") -> KourierConfig:
         raise ConfigError(f"{source}: {describe_errors(error)}") from None
 
 
-@lru_cache(maxsize=4)
 def load_config(path: str) -> KourierConfig:
-    """Read and validate the config file at ``path`` (cached per process)."""
+    """Read and validate the config file at ``path``."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:

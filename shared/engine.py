@@ -18,20 +18,22 @@ next claim takes the turn over from its last checkpoint.
 from __future__ import annotations
 
 import hashlib
-import json
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import structlog
 
-from shared.config import AgentBackend, load_config
+from shared.bootstrap import Deps
+from shared.checkpoint import NONE as NO_CHECKPOINT
+from shared.checkpoint import CheckpointStore, Stored
+from shared.config import AgentBackend
 from shared.core import notices
-from shared.handoff import publish_turn
+from shared.core import session as sessions
+from shared.core.session import Session
+from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
-from shared.settings import get_settings
 from shared.slack.reply import ThreadReply
-from shared.slack.web import slack_client
-from shared.store import DONE_TURNS_KEPT, Session, Store, Turn, get_store, now
+from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
 
 log = structlog.get_logger()
@@ -43,24 +45,27 @@ def backend_incarnation(backend: AgentBackend) -> str:
     return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
-def function_deadline() -> float:
+def function_deadline(deps: Deps) -> float:
     """The monotonic time by which this function hands over."""
-    return time.monotonic() + get_settings().follow_budget_seconds
+    return deps.clock.monotonic() + deps.settings.follow_budget_seconds
 
 
-def on_turn_published(session_id: str, turn_id: str) -> None:
+def on_turn_published(deps: Deps, session_id: str, turn_id: str) -> None:
     """A trigger from the turns topic: carry the session's next turn, if it is free."""
-    store = get_store()
-    claimed = claim_next_turn(store, session_id, turn_id)
-    if claimed is None:
+    deadline = function_deadline(deps)
+    claim = claim_next_turn(deps, session_id, turn_id)
+    if claim is None:
         return
-    session, turn = claimed
-    if turn.status != "done":
-        _carry(store, session, turn, TurnRun.start)
-    release_if_done(store, session_id, turn.id)
+    turn = claim.turn
+    if claim.taken_over and turn.status != "done":
+        turn = _count_takeover(deps, turn)
+    if turn.status != "done" and not _carry(deps, claim.session, turn, deadline, TurnRun.start):
+        return
+    release_if_done(deps, session_id, turn.id)
 
 
 def on_resume(
+    deps: Deps,
     session_id: str,
     turn_id: str,
     generation: int,
@@ -68,115 +73,185 @@ def on_resume(
     answer: str | None = None,
 ) -> None:
     """A hand-over, a timer, or a question answered: continue the turn if still ours."""
-    store = get_store()
-
-    def claim(current: Session | None) -> Session | None:
-        if current is None or current.active_turn != turn_id or current.generation != generation:
-            return None  # stale or duplicate delivery
-        current.generation += 1
-        current.lease_until = now() + get_settings().lease
-        return current
-
-    session = store.change_session(session_id, claim)
+    deadline = function_deadline(deps)
+    store = deps.store
+    at, lease = deps.clock.now(), deps.settings.lease
+    session = store.change_session(
+        session_id, lambda current: sessions.resume(current, turn_id, generation, at, lease)
+    )
     turn = store.turn(turn_id)
     if session is None or turn is None:
         return
     if turn.status != "done":
-        _carry(
-            store,
-            session,
-            turn,
-            (lambda run: run.answer(answer)) if answer else (lambda run: run.resume(timer)),
+        go: Callable[[TurnRun], None] = (
+            (lambda run: run.answer(answer)) if answer else (lambda run: run.resume(timer))
         )
-    release_if_done(store, session_id, turn_id)
+        if not _carry(deps, session, turn, deadline, go):
+            return
+    release_if_done(deps, session_id, turn_id)
 
 
-def _carry(store: Store, session: Session, turn: Turn, go: Callable[[TurnRun], None]) -> None:
-    """Carry the turn on; if a deploy removed or renamed its binding, end it and tell the thread.
+def _carry(
+    deps: Deps, session: Session, turn: Turn, deadline: float, go: Callable[[TurnRun], None]
+) -> bool:
+    """Carry the turn on (False: another function carries it now).
 
-    Its agent, identity and approvers came from the binding, so nothing of
-    the turn can go on: the thread hears so once per turn, an open question
+    If a deploy removed or renamed its binding, end it and tell the thread:
+    its agent, identity and approvers came from the binding, so nothing of
+    the turn can go on. The thread hears so once per turn, an open question
     is closed (a click on it changes nothing), and the session is released.
     """
-    if load_config(get_settings().config_path).binding(turn.binding) is not None:
-        go(TurnRun(store, session, turn, function_deadline()))
-        return
+    if deps.config.binding(turn.binding) is not None:
+        run = TurnRun(deps, session, turn, deadline)
+        return _carried(deps, run, lambda: go(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
-    reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
-    if turn.checkpoint:  # continue the messages of the turn's reply, to close them
-        reply.restore(json.loads(turn.checkpoint)["slack"], taken_over=True)
+    reply = ThreadReply(
+        deps.chat,
+        turn.channel,
+        turn.thread_ts,
+        turn.user,
+        turn.team,
+        clock=deps.clock,
+        runtime=deps.runtime,
+    )
+    checkpoint = CheckpointStore(deps.documents, deps.clock).load(
+        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
+    )
+    if checkpoint is not None:  # continue the messages of the turn's reply, to close them
+        reply.restore(checkpoint.slack, taken_over=True)
     reply.notice(notices.turn_failed(notices.BINDING_GONE))
-    QuestionStore(store).close_all(turn.id)
-    store.set_turn(
+    QuestionStore(deps.documents, deps.clock).close_all(turn.id)
+    deps.store.set_turn(
         turn.id,
         status="done",
         outcome="binding_gone",
-        checkpoint=None,
-        expire_at=now() + DONE_TURNS_KEPT,
+        expire_at=deps.clock.now() + DONE_TURNS_KEPT,
+        **NO_CHECKPOINT.fields(),
     )
+    return True
 
 
-def claim_next_turn(
-    store: Store, session_id: str, trigger_turn_id: str
-) -> tuple[Session, Turn] | None:
+def _carried(deps: Deps, run: TurnRun, work: Callable[[], None]) -> bool:
+    """Carry a turn; False if another function carries it now (this one did nothing more).
+
+    If carrying fails, this function lets go of the turn first, and the
+    failure propagates.
+    """
+    try:
+        work()
+    except Superseded as superseded:
+        log.warning("turn_superseded", turn=run.turn.id, detail=str(superseded))
+        return False
+    except Exception:
+        let_go(deps, run.session.id, run.turn.id, run.session.generation)
+        raise
+    return True
+
+
+def let_go(deps: Deps, session_id: str, turn_id: str, generation: int) -> None:
+    """After a failure: end this function's claim now, so the turn is taken over at once.
+
+    Best effort, and only while the claim is still this function's
+    (``generation``): if the store fails too, the lease runs out as it would
+    have. The platform's redelivery, or the next sweep, takes the turn over.
+    """
+    at = deps.clock.now()
+    try:
+        deps.store.change_session(
+            session_id, lambda current: sessions.let_go(current, turn_id, generation, at)
+        )
+    except RetryableError:
+        log.warning("let_go_failed", session=session_id, turn=turn_id)
+
+
+def _count_takeover(deps: Deps, turn: Turn) -> Turn:
+    """A turn taken over from a function that died or failed: one more attempt, or the last.
+
+    Past ``max_takeovers`` the turn ends, and the thread is told, instead of
+    failing again for ever.
+    """
+    attempts = turn.takeovers + 1
+    if attempts <= deps.settings.max_takeovers:
+        deps.store.set_turn(turn.id, takeovers=attempts)
+        turn.takeovers = attempts
+        return turn
+    log.error("turn_kept_failing", turn=turn.id, attempts=turn.takeovers)
+    deps.chat.chat_postMessage(
+        channel=turn.channel,
+        thread_ts=turn.thread_ts,
+        text=notices.turn_failed(notices.KEPT_FAILING),
+    )
+    deps.store.set_turn(
+        turn.id,
+        status="done",
+        outcome="kept_failing",
+        checkpoint=None,
+        checkpoint_parts=None,
+        expire_at=deps.clock.now() + DONE_TURNS_KEPT,
+    )
+    turn.status = "done"
+    return turn
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A session claimed for one of its turns."""
+
+    session: Session
+    turn: Turn
+    taken_over: bool
+    """The turn was another function's, whose lease ran out (it died or failed)."""
+
+
+def claim_next_turn(deps: Deps, session_id: str, trigger_turn_id: str) -> Claim | None:
     """Claim the session for its next turn; None if it is busy or has nothing waiting."""
+    store = deps.store
     trigger = store.turn(trigger_turn_id)
     if trigger is None:
         return None
-    config = load_config(get_settings().config_path)
+    config = deps.config
     binding = config.binding(trigger.binding)
     incarnation = backend_incarnation(config.backend(binding.agent_backend)) if binding else None
-    chosen: list[str] = []
+    thread = sessions.Thread(
+        session_id=session_id,
+        binding=trigger.binding,
+        channel=trigger.channel,
+        thread_ts=trigger.thread_ts,
+        backend_incarnation=incarnation,
+    )
+    claimed: list[sessions.Claimed] = []
+
+    def first_waiting() -> str | None:
+        waiting = store.waiting_turns(session_id)
+        return waiting[0].id if waiting else None
 
     def decide(current: Session | None) -> Session | None:
-        at = now()
-        chosen.clear()
-        if current is not None and current.active_turn and not current.lease_expired(at):
+        claimed.clear()
+        outcome = sessions.claim(current, thread, first_waiting, store.now(), deps.settings.lease)
+        if outcome is None:
             return None
-        if current is not None and current.active_turn:
-            chosen.append(current.active_turn)
-            log.warning("turn_taken_over", session=session_id, turn=current.active_turn)
-        else:
-            waiting = store.waiting_turns(session_id)
-            if not waiting:
-                return None
-            chosen.append(waiting[0].id)
-        session = current or Session(
-            id=session_id,
-            binding=trigger.binding,
-            channel=trigger.channel,
-            thread_ts=trigger.thread_ts,
-            backend_incarnation=incarnation or "",
-        )
-        if incarnation is not None and session.backend_incarnation != incarnation:
-            session.backend_incarnation, session.context_id = incarnation, None
-        session.active_turn, session.lease_until = chosen[0], at + get_settings().lease
-        session.generation += 1
-        return session
+        claimed.append(outcome)
+        return outcome.session
 
     session = store.change_session(session_id, decide)
     if session is None:
         return None
-    turn = store.turn(chosen[0])
+    [outcome] = claimed
+    if outcome.taken_over:
+        log.warning("turn_taken_over", session=session_id, turn=outcome.turn_id)
+    turn = store.turn(outcome.turn_id)
     assert turn is not None
-    return session, turn
+    return Claim(session, turn, taken_over=outcome.taken_over)
 
 
-def release_if_done(store: Store, session_id: str, turn_id: str) -> None:
+def release_if_done(deps: Deps, session_id: str, turn_id: str) -> None:
     """If the turn has ended, free the session and trigger the next waiting turn."""
+    store = deps.store
     turn = store.turn(turn_id)
     if turn is None or turn.status != "done":
         return
 
-    def decide(current: Session | None) -> Session | None:
-        if current is None or current.active_turn != turn_id:
-            return None
-        current.active_turn, current.lease_until, current.task_id = None, None, None
-        current.open_question = None
-        current.generation += 1
-        return current
-
-    store.change_session(session_id, decide)
+    store.change_session(session_id, lambda current: sessions.release(current, turn_id))
     waiting = store.waiting_turns(session_id)
     if waiting:
-        publish_turn(session_id, waiting[0].id)
+        deps.turns.publish_turn(session_id, waiting[0].id)

@@ -26,17 +26,13 @@ import structlog
 from slack_sdk.errors import SlackApiError
 
 from shared import questions
-from shared.config import load_config
+from shared.bootstrap import Deps
 from shared.core import notices
 from shared.errors import SlackRequestRejected
-from shared.handoff import publish_turn
-from shared.questions import QuestionStore
-from shared.settings import get_settings
 from shared.slack.events import ChatMessage, read_message
 from shared.slack.prompts import notice_message
 from shared.slack.verify import verify_slack_request
-from shared.slack.web import bot_user_id, slack_client
-from shared.store import Store, Turn, get_store, session_key
+from shared.store import Store, Turn, session_key
 
 log = structlog.get_logger()
 
@@ -54,10 +50,10 @@ def session_id_for(binding: str, message: ChatMessage) -> str:
     return session_key(binding, message.channel, message.thread_ts)
 
 
-def handle_event(body: bytes, headers: Mapping[str, str]) -> Reply:
+def handle_event(deps: Deps, body: bytes, headers: Mapping[str, str]) -> Reply:
     """An Events API callback."""
     try:
-        verify_slack_request(get_settings().slack_signing_secret, body, headers)
+        verify_slack_request(deps.settings.slack_signing_secret, body, headers, deps.clock)
         envelope = json.loads(body)
     except (SlackRequestRejected, ValueError):
         return Reply(401, "invalid request")
@@ -68,33 +64,34 @@ def handle_event(body: bytes, headers: Mapping[str, str]) -> Reply:
     event_id = envelope.get("event_id")
     if envelope.get("type") != "event_callback" or not isinstance(event_id, str):
         return Reply(200)
-    store = get_store()
+    store = deps.store
     if store.event_seen(event_id):
         return Reply(200)
-    message = read_message(envelope, bot_user_id())
+    message = read_message(envelope, deps.bot_user_id)
     if message is not None:
-        _take_message(store, message)
+        _take_message(deps, message)
     store.remember_event(event_id)
     return Reply(200)
 
 
-def _take_message(store: Store, message: ChatMessage) -> None:
-    binding = load_config(get_settings().config_path).binding_for_channel(message.channel)
+def _take_message(deps: Deps, message: ChatMessage) -> None:
+    store = deps.store
+    binding = deps.config.binding_for_channel(message.channel)
     if binding is None:
         return
     session_id = session_id_for(binding.name, message)
     session = store.session(session_id)
     if not message.mentions_bot and session is None and not _joined(store, session_id, message):
         return  # a thread Kourier is not part of
-    limit = get_settings().max_message_chars
+    limit = deps.settings.max_message_chars
     if len(message.text) > limit:
         if store.refuse_turn(_turn_of(message, session_id, binding.name), "too_long"):
-            _tell(message, notices.message_too_long(len(message.text), limit))
+            _tell(deps, message, notices.message_too_long(len(message.text), limit))
         return
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
         answered = questions.answer_by_reply(
-            QuestionStore(store),
+            deps,
             session.open_question,
             message.text,
             message.user,
@@ -104,13 +101,13 @@ def _take_message(store: Store, message: ChatMessage) -> None:
             return
     turn = store.record_turn(_turn_of(message, session_id, binding.name))
     if turn.status == "received":
-        hand_off(store, turn)
+        hand_off(deps, turn)
 
 
-def hand_off(store: Store, turn: Turn) -> None:
+def hand_off(deps: Deps, turn: Turn) -> None:
     """Hand a stored turn to ``turn_send`` (the reconcile sweep hands off one this misses)."""
-    publish_turn(turn.session_id, turn.id)
-    store.mark_handed_off(turn.id)
+    deps.turns.publish_turn(turn.session_id, turn.id)
+    deps.store.mark_handed_off(turn.id)
 
 
 def _turn_of(message: ChatMessage, session_id: str, binding: str) -> Turn:
@@ -128,10 +125,10 @@ def _turn_of(message: ChatMessage, session_id: str, binding: str) -> Turn:
     )
 
 
-def _tell(message: ChatMessage, text: str) -> None:
+def _tell(deps: Deps, message: ChatMessage, text: str) -> None:
     """A notice of Kourier's own in the message's thread (best effort: Slack may refuse it)."""
     try:
-        slack_client().chat_postMessage(
+        deps.chat.chat_postMessage(
             channel=message.channel, thread_ts=message.thread_ts, **notice_message(text)
         )
     except SlackApiError as error:
@@ -148,15 +145,14 @@ def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:
     return message.thread_ts != message.ts and store.has_turns(session_id)
 
 
-def handle_interaction(body: bytes, headers: Mapping[str, str]) -> Reply:
+def handle_interaction(deps: Deps, body: bytes, headers: Mapping[str, str]) -> Reply:
     """An Interactivity callback (buttons, modals)."""
     try:
-        verify_slack_request(get_settings().slack_signing_secret, body, headers)
+        verify_slack_request(deps.settings.slack_signing_secret, body, headers, deps.clock)
         payload = json.loads(parse_qs(body.decode())["payload"][0])
     except (SlackRequestRejected, ValueError, KeyError, UnicodeDecodeError):
         return Reply(401, "invalid request")
     if not isinstance(payload, dict):
         return Reply(400, "invalid payload")
-    config = load_config(get_settings().config_path)
-    answer = questions.handle_interaction(QuestionStore(get_store()), payload, config.binding)
+    answer = questions.handle_interaction(deps, payload)
     return Reply(200, answer.body if answer.body is not None else "")

@@ -17,20 +17,20 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 import structlog
 
 from shared.core.redaction import redact_text
-from shared.settings import get_settings
 
 QUIET_LOGGERS = ("httpx", "httpcore")
 """Libraries whose INFO lines carry URLs."""
 
 _USERINFO = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://)[^\s/?#@]+@")
 
-_configured = False
+SEVERITY = {"exception": "ERROR", "warn": "WARNING"}
+"""structlog's method names that are not Cloud Logging's severity names, upper-cased."""
 
 
 def scrubbed(text: str) -> str:
@@ -52,26 +52,23 @@ def _scrubbed_value(value: Any) -> Any:
     return value
 
 
-def _cloud_fields(_: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    event["severity"] = (
-        method.upper()
-        .replace("EXCEPTION", "ERROR")
-        .replace("WARN", "WARNING")
-        .replace("WARNINGING", "WARNING")
-    )
-    event["message"] = event.pop("event", "")
-    trace = structlog.contextvars.get_contextvars().get("trace_id")
-    if trace:
-        event["logging.googleapis.com/trace"] = f"projects/{get_settings().project}/traces/{trace}"
-    return event
+class CloudFields:
+    """Adds Cloud Logging's ``severity``, ``message`` and trace fields to an event."""
+
+    def __init__(self, project: str) -> None:
+        self._project = project
+
+    def __call__(self, _: Any, method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+        event["severity"] = SEVERITY.get(method, method.upper())
+        event["message"] = event.pop("event", "")
+        trace = structlog.contextvars.get_contextvars().get("trace_id")
+        if trace:
+            event["logging.googleapis.com/trace"] = f"projects/{self._project}/traces/{trace}"
+        return event
 
 
-def configure_logging() -> None:
-    """Send structlog's JSON lines to stdout (once per process)."""
-    global _configured
-    if _configured:
-        return
-    _configured = True
+def configure_logging(project: str) -> None:
+    """Send structlog's JSON lines to stdout (the composition root calls it once)."""
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="%(message)s")
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -81,7 +78,7 @@ def configure_logging() -> None:
             structlog.processors.TimeStamper(fmt="iso", key="time"),
             structlog.processors.format_exc_info,
             _scrub,
-            _cloud_fields,
+            CloudFields(project),
             structlog.processors.JSONRenderer(),
         ],
         logger_factory=structlog.PrintLoggerFactory(sys.stdout),

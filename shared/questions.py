@@ -27,18 +27,15 @@ decision that was made, or its answer.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
 import structlog
-from google.api_core.exceptions import FailedPrecondition
-from google.cloud import firestore
 from slack_sdk.errors import SlackApiError
 
-from shared.config import Binding
+from shared.bootstrap import Deps
 from shared.core import notices
 from shared.core.answers import (
     AnswerSheet,
@@ -52,8 +49,8 @@ from shared.core.answers import (
 )
 from shared.core.model import Actor
 from shared.core.pauses import Unusable
-from shared.handoff import schedule_call
-from shared.settings import get_settings
+from shared.errors import PreconditionFailed, StoreUnavailable
+from shared.ports import Chat, Clock, Documents, Put, TaskQueue, Update
 from shared.slack.prompts import (
     AnswerFormOpened,
     answer_modal,
@@ -62,20 +59,20 @@ from shared.slack.prompts import (
     parse_interaction,
     render_prompt,
 )
-from shared.slack.web import slack_client
-from shared.store import Store, now
+from shared.store import Store
 
 QUESTIONS = "kourier_questions"
 AUDIT = "kourier_audit"
 
 QuestionStatus = Literal["open", "answering", "closed"]
 
+QUESTIONS_KEPT = timedelta(days=30)
+"""A question is kept this long after its last change (Firestore's TTL deletes it after)."""
+
 PROMPT_ATTEMPTS = 3
 """How often a prompt is posted or updated before it is given up (the answer is not)."""
 PROMPT_RETRY_SECONDS = 0.3
 """The wait before the second attempt (twice that before the third): inside Slack's 3 s."""
-QUESTIONS_KEPT = timedelta(days=30)
-"""A question is kept this long after its last change (Firestore's TTL deletes it after)."""
 
 log = structlog.get_logger()
 
@@ -113,18 +110,18 @@ class OpenQuestion:
 class QuestionStore:
     """Firestore: open questions and the audit log of decisions."""
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._db: firestore.Client = store.db
+    def __init__(self, documents: Documents, clock: Clock) -> None:
+        self._documents = documents
+        self._clock = clock
 
     def get(self, key: str) -> OpenQuestion | None:
         """The question stored under ``key``."""
-        snapshot = self._db.collection(QUESTIONS).document(key).get()
-        return _question(snapshot.to_dict()) if snapshot.exists else None
+        snapshot = self._documents.get(QUESTIONS, key)
+        return _question(snapshot.data) if snapshot is not None else None
 
     def put(self, question: OpenQuestion) -> None:
         """Store (or replace) a question."""
-        self._db.collection(QUESTIONS).document(question.key).set(_stored(question))
+        self._documents.set(QUESTIONS, question.key, self._stored(question))
 
     def change(
         self, key: str, decide: Callable[[OpenQuestion], OpenQuestion | None], attempts: int = 20
@@ -135,33 +132,30 @@ class QuestionStore:
         in the same commit: a decision is never recorded unaudited, nor
         audited unrecorded. They are logged once committed.
         """
-        ref = self._db.collection(QUESTIONS).document(key)
         for _ in range(attempts):
-            snapshot = ref.get()
-            if not snapshot.exists:
+            snapshot = self._documents.get(QUESTIONS, key)
+            if snapshot is None:
                 return None
-            before = _question(snapshot.to_dict()).current
-            wanted = decide(_question(snapshot.to_dict()))
+            before = _question(snapshot.data).current
+            wanted = decide(_question(snapshot.data))
             if wanted is None:
                 return None
             decided = decided_since(before, wanted.current)
-            batch = self._db.batch()
-            batch.update(
-                ref,
-                _stored(wanted),
-                option=self._db.write_option(last_update_time=snapshot.update_time),
-            )
             records = _audit_records(wanted, decided)
-            for doc_id, record in records:
-                batch.set(self._db.collection(AUDIT).document(doc_id), record)
+            fields = self._stored(wanted)
             try:
-                batch.commit()
-            except FailedPrecondition:
+                self._documents.commit(
+                    [
+                        Update(QUESTIONS, key, fields, if_updated_at=snapshot.update_time),
+                        *(Put(AUDIT, doc_id, record) for doc_id, record in records),
+                    ]
+                )
+            except PreconditionFailed:
                 continue
             for _, record in records:
                 log.info("approval_decided", **{k: v for k, v in record.items() if k != "at"})
             return wanted
-        raise RuntimeError(f"question {key} kept changing under us")
+        raise StoreUnavailable(f"question {key} kept changing under us")
 
     def close(self, key: str) -> OpenQuestion | None:
         """Close a question: a click on its prompt then changes nothing. None if it was closed."""
@@ -174,23 +168,26 @@ class QuestionStore:
 
         return self.change(key, close)
 
+    def _stored(self, question: OpenQuestion) -> dict[str, Any]:
+        """The document of a question: its arguments are redacted (``pause_to_dict``); it expires."""
+        at = self._clock.now()
+        return {**_fields(question), "updated_at": at, "expire_at": at + QUESTIONS_KEPT}
+
     def close_all(self, turn_id: str) -> None:
         """Close every question of a turn that has ended, however it ended."""
-        query = self._db.collection(QUESTIONS).where(
-            filter=firestore.FieldFilter("turn_id", "==", turn_id)
-        )
-        for snapshot in query.stream():
-            if (snapshot.to_dict() or {}).get("status") != "closed":
-                self.close(snapshot.id)
+        for found in self._documents.query(QUESTIONS, "turn_id", "==", turn_id):
+            if found.get("status") != "closed":
+                self.close(str(found["key"]))
 
-    def waited_on(self, question: OpenQuestion) -> bool:
-        """Whether the question's session still waits on it (its turn is the active one)."""
-        session = self._store.session(question.session_id)
-        return (
-            session is not None
-            and session.active_turn == question.turn_id
-            and session.open_question == question.key
-        )
+
+def waited_on(store: Store, question: OpenQuestion) -> bool:
+    """Whether the question's session still waits on it (its turn is the active one)."""
+    session = store.session(question.session_id)
+    return (
+        session is not None
+        and session.active_turn == question.turn_id
+        and session.open_question == question.key
+    )
 
 
 def _audit_records(
@@ -214,14 +211,12 @@ def _audit_records(
     return records
 
 
-def _show_prompt(question: OpenQuestion) -> None:
+def _show_prompt(chat: Chat, question: OpenQuestion) -> None:
     """Post the prompt, or update it in place to show its progress."""
     prompt = render_prompt(question.current)
     if isinstance(prompt, Unusable):  # a later form always fits when the first did
-        raise RuntimeError(  # noqa: TRY004 - a broken promise of render_prompt, not a bad type
-            f"prompt {question.key} no longer fits: {prompt.reason}"
-        )
-    client = slack_client()
+        raise RuntimeError(f"prompt {question.key} no longer fits: {prompt.reason}")  # noqa: TRY004
+    client = chat
     if question.prompt_ts is None:
         answer = client.chat_postMessage(
             channel=question.channel,
@@ -236,7 +231,7 @@ def _show_prompt(question: OpenQuestion) -> None:
         )
 
 
-def update_prompt(question: OpenQuestion) -> None:
+def update_prompt(chat: Chat, clock: Clock, question: OpenQuestion) -> None:
     """Show the question as it stands in its prompt (posting it if it has none): best effort.
 
     It comes after what matters is committed (the decision and its audit
@@ -245,7 +240,7 @@ def update_prompt(question: OpenQuestion) -> None:
     """
     for attempt in range(1, PROMPT_ATTEMPTS + 1):
         try:
-            _show_prompt(question)
+            _show_prompt(chat, question)
             return
         except SlackApiError as error:
             log.warning(
@@ -255,17 +250,16 @@ def update_prompt(question: OpenQuestion) -> None:
                 error=error.response.get("error"),
             )
             if attempt < PROMPT_ATTEMPTS:
-                time.sleep(PROMPT_RETRY_SECONDS * attempt)
+                clock.sleep(PROMPT_RETRY_SECONDS * attempt)
 
 
-def request_answer(question: OpenQuestion) -> None:
+def request_answer(tasks: TaskQueue, question: OpenQuestion) -> None:
     """Ask ``stream_follow`` to send the answer of a complete question.
 
     A name Cloud Tasks refuses was used by an earlier request for the same
     answer, or by a stale task; either way the question's timer, finding it
     ``answering``, sends the answer at the latest when it fires.
     """
-    settings = get_settings()
     name = f"answer-{question.key}-{question.answers_sent}"
     body = {
         "session_id": question.session_id,
@@ -273,8 +267,8 @@ def request_answer(question: OpenQuestion) -> None:
         "generation": question.generation,
         "answer": question.key,
     }
-    if not schedule_call(settings.follow_queue, settings.stream_follow_url, body, name=name):
-        log.warning("task_name_refused", queue=settings.follow_queue, name=name)
+    if not tasks.schedule("stream_follow", body, name=name):
+        log.warning("task_name_refused", target="stream_follow", name=name)
 
 
 # What people do (called by the ingress) ------------------------------------------
@@ -287,32 +281,29 @@ class InteractionReply:
     body: dict[str, Any] | None = None
 
 
-def handle_interaction(
-    questions: QuestionStore,
-    payload: dict[str, Any],
-    binding_of: Callable[[str], Binding | None],
-) -> InteractionReply:
+def handle_interaction(deps: Deps, payload: dict[str, Any]) -> InteractionReply:
     """A click or a modal submission on a prompt."""
     interaction = parse_interaction(payload)
     if interaction is None:
         return InteractionReply()
+    questions = QuestionStore(deps.documents, deps.clock)
     question = questions.get(interaction.key)
-    binding = binding_of(question.binding) if question is not None else None
+    binding = deps.config.binding(question.binding) if question is not None else None
     if (
         question is None
         or question.status != "open"
         or binding is None
-        or not questions.waited_on(question)
+        or not waited_on(deps.store, question)
     ):
         place = _place_of(payload)
         if place is not None:
-            _refuse(*place, interaction.user, notices.QUESTION_CLOSED)
+            _refuse(deps.chat, *place, interaction.user, notices.QUESTION_CLOSED)
         return InteractionReply()
     if isinstance(interaction, AnswerFormOpened):
         progress = question.current
         view = answer_modal(progress) if isinstance(progress, AnswerSheet) else None
         if view is not None:
-            slack_client().views_open(trigger_id=interaction.trigger_id, view=view)
+            deps.chat.views_open(trigger_id=interaction.trigger_id, view=view)
         return InteractionReply()
     approvers = (
         binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
@@ -325,7 +316,7 @@ def handle_interaction(
             return None
         progress = current.current
         try:
-            applied = apply_interaction(progress, interaction, now(), approvers)
+            applied = apply_interaction(progress, interaction, deps.clock.now(), approvers)
         except RefusedClick as refused:
             refusal.append(str(refused))
             return None
@@ -345,18 +336,18 @@ def handle_interaction(
         texts = getattr(interaction, "texts", None)
         if texts is not None:
             return InteractionReply(modal_errors(texts, refusal[0]))
-        _refuse(question.channel, question.thread_ts, interaction.user, refusal[0])
+        _refuse(deps.chat, question.channel, question.thread_ts, interaction.user, refusal[0])
         return InteractionReply()
     if changed is not None:
-        _after_change(changed)
+        _after_change(deps, changed)
     return InteractionReply()
 
 
-def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, message: str) -> bool:
+def answer_by_reply(deps: Deps, key: str, text: str, user: str, message: str) -> bool:
     """A thread reply answers the open text question (or first open free-text one).
 
     Args:
-        questions: Where the question is kept.
+        deps: The process's ports.
         key: The question's key (the session's ``open_question``).
         text: What the person wrote.
         user: Who wrote it.
@@ -367,6 +358,7 @@ def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, me
     Returns:
         Whether the reply is an answer (then it is no turn).
     """
+    questions = QuestionStore(deps.documents, deps.clock)
     already: list[bool] = []
 
     def apply(current: OpenQuestion) -> OpenQuestion | None:
@@ -377,7 +369,7 @@ def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, me
         progress = current.current
         if current.status != "open" or isinstance(progress, ApprovalLedger):
             return None
-        if not progress.reply(text, Actor(id=user, platform="slack"), now()):
+        if not progress.reply(text, Actor(id=user, platform="slack"), deps.clock.now()):
             return None
         current.progress = progress.to_dict()
         current.replies = [*current.replies, message]
@@ -388,23 +380,21 @@ def answer_by_reply(questions: QuestionStore, key: str, text: str, user: str, me
     changed = questions.change(key, apply)
     if changed is None:
         return bool(already)
-    _after_change(changed)
+    _after_change(deps, changed)
     return True
 
 
-def _after_change(question: OpenQuestion) -> None:
+def _after_change(deps: Deps, question: OpenQuestion) -> None:
     """A change is committed (with its audit records): enqueue the answer, then show it."""
     if question.status == "answering":
-        request_answer(question)
-    update_prompt(question)
+        request_answer(deps.tasks, question)
+    update_prompt(deps.chat, deps.clock, question)
 
 
-def _refuse(channel: str, thread_ts: str | None, user: str, text: str) -> None:
+def _refuse(chat: Chat, channel: str, thread_ts: str | None, user: str, text: str) -> None:
     """Tell one person, in the prompt's thread, that their action changed nothing."""
     try:
-        slack_client().chat_postEphemeral(
-            channel=channel, thread_ts=thread_ts, user=user, text=text
-        )
+        chat.chat_postEphemeral(channel=channel, thread_ts=thread_ts, user=user, text=text)
     except SlackApiError:
         log.warning("ephemeral_failed", channel=channel)
 
@@ -425,13 +415,14 @@ def _prompt_ts_of(payload: dict[str, Any]) -> str | None:
     return str(ts) if ts else None
 
 
-def _stored(question: OpenQuestion) -> dict[str, Any]:
-    """The document of a question: its arguments are redacted (``pause_to_dict``), and it expires."""
-    at = now()
-    return {**asdict(question), "updated_at": at, "expire_at": at + QUESTIONS_KEPT}
+def _fields(question: OpenQuestion) -> dict[str, Any]:
+    """The question as a document (its lists copied, so the caller's object is not shared)."""
+    data = {name: getattr(question, name) for name in question.__dataclass_fields__}
+    data["progress"] = dict(question.progress)
+    data["replies"] = list(question.replies)
+    return data
 
 
-def _question(data: dict[str, Any] | None) -> OpenQuestion:
-    assert data is not None
+def _question(data: dict[str, Any]) -> OpenQuestion:
     fields = OpenQuestion.__dataclass_fields__
     return OpenQuestion(**{k: v for k, v in data.items() if k in fields})

@@ -13,42 +13,40 @@ from typing import Any
 import httpx
 import structlog
 
-from shared.handoff import publish_turn
-from shared.settings import get_settings
-from shared.store import get_store, now
+from shared.bootstrap import Deps
 
 log = structlog.get_logger()
 
 
-def sweep() -> int:
+def sweep(deps: Deps) -> int:
     """Re-trigger stale and waiting sessions; returns how many were triggered."""
-    store = get_store()
+    store = deps.store
     triggered = 0
-    for session in store.stale_sessions(now()):
+    for session in store.stale_sessions(store.now()):
         assert session.active_turn is not None
-        publish_turn(session.id, session.active_turn)
+        deps.turns.publish_turn(session.id, session.active_turn)
         triggered += 1
     for session_id in store.sessions_with_waiting_turns():
         waiting = store.waiting_turns(session_id)
         if waiting:
-            publish_turn(session_id, waiting[0].id)
+            deps.turns.publish_turn(session_id, waiting[0].id)
             triggered += 1
     if triggered:
         log.info("reconcile_triggered", sessions=triggered)
     return triggered
 
 
-def health() -> dict[str, Any]:
+def health(deps: Deps) -> dict[str, Any]:
     """Whether this function can reach what it needs (used by /healthz)."""
     checks: dict[str, str] = {}
     try:
-        get_store().event_seen("healthz")
+        deps.store.event_seen("healthz")
         checks["firestore"] = "ok"
-    except Exception as error:  # report, never raise, from a health check
+    except Exception as error:  # noqa: BLE001 - report, never raise, from a health check
         checks["firestore"] = type(error).__name__
-    for url in filter(None, get_settings().health_urls.split(",")):
+    for url in filter(None, deps.settings.health_urls.split(",")):
         try:
-            answer = httpx.get(url, timeout=5)
+            answer = deps.http.get(url, timeout=5)
             checks[url] = "ok" if answer.status_code < 500 else f"HTTP {answer.status_code}"
         except httpx.HTTPError as error:
             checks[url] = type(error).__name__

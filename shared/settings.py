@@ -9,7 +9,6 @@ else. Emulators are found only through the standard variables
 from __future__ import annotations
 
 from datetime import timedelta
-from functools import lru_cache
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -60,18 +59,22 @@ class Settings(BaseSettings):
 
     cloud_tasks_emulator_host: str = Field("", alias="CLOUD_TASKS_EMULATOR_HOST")
 
-    # How long one function may follow a stream before it hands over
-    # through a checkpoint (seconds). Deadlines are settings so tests can
-    # use seconds.
     # Other functions the ingress health check pings (comma-separated URLs);
     # set by the local run, empty in the cloud where they need a token.
     health_urls: str = Field("", alias="KOURIER_HEALTH_URLS")
 
+    # How long one function may follow a stream before it hands over
+    # through a checkpoint (seconds). Deadlines are settings so tests can
+    # use seconds.
     follow_budget_seconds: float = Field(480.0, alias="KOURIER_FOLLOW_BUDGET_SECONDS")
 
     # A claim's lease outlives the follow budget by this much; a function
     # that died is taken over once its lease has run out.
     lease_margin_seconds: float = Field(60.0, alias="KOURIER_LEASE_MARGIN_SECONDS")
+
+    # A turn taken over this many times (its functions died or failed each
+    # time) ends with a notice instead of being tried again.
+    max_takeovers: int = Field(5, alias="KOURIER_MAX_TAKEOVERS")
 
     # The turn engine's delays and limits (seconds), per the agent contract.
     backoff_start_seconds: float = Field(1.0, alias="KOURIER_BACKOFF_START_SECONDS")
@@ -94,9 +97,3 @@ class Settings(BaseSettings):
     def lease(self) -> timedelta:
         """How long a claim on a session holds without renewal."""
         return timedelta(seconds=self.follow_budget_seconds + self.lease_margin_seconds)
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """The settings of this process, read on first use."""
-    return Settings()

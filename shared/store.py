@@ -18,16 +18,16 @@ document write rates stay low (about one per second), which Firestore needs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import structlog
-from google.api_core.exceptions import AlreadyExists, FailedPrecondition, NotFound
-from google.cloud import firestore
 
-from shared.settings import get_settings
+from shared.core import session as sessions
+from shared.core.session import Session
+from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable, Superseded
+from shared.ports import Clock, Documents
 
 log = structlog.get_logger()
 
@@ -40,11 +40,6 @@ DONE_TURNS_KEPT = timedelta(days=30)
 """A finished turn is kept this long (Firestore's TTL deletes it after)."""
 
 TurnStatus = Literal["received", "waiting", "running", "paused", "done"]
-
-
-def now() -> datetime:
-    """The current time, timezone-aware (Firestore returns aware datetimes)."""
-    return datetime.now(UTC)
 
 
 def session_key(binding: str, channel: str, thread_ts: str) -> str:
@@ -76,8 +71,14 @@ class Turn:
     task_id: str | None = None
     attempted: bool = False
     """A function began sending it (its outcome is unknown if that one died)."""
+    takeovers: int = 0
+    """How often a function took the turn over from one that died or failed."""
+    fence: int = 0
+    """The highest session generation that wrote the turn (see ``shared.fence``)."""
     checkpoint: str | None = None
-    """JSON of the carrying function's checkpoint (see shared.turn)."""
+    """JSON of the carrying function's checkpoint, when small (see shared.checkpoint)."""
+    checkpoint_parts: dict[str, Any] | None = None
+    """Where the parts of a larger checkpoint are (see shared.checkpoint)."""
     created_at: datetime | None = None
 
     @property
@@ -86,65 +87,49 @@ class Turn:
         return f"slack-{self.channel}-{self.ts}"
 
 
-@dataclass
-class Session:
-    """One Slack thread under one binding."""
-
-    id: str
-    binding: str
-    channel: str
-    thread_ts: str
-    backend_incarnation: str
-    context_id: str | None = None
-    active_turn: str | None = None
-    lease_until: datetime | None = None
-    task_id: str | None = None
-    open_question: str | None = None
-    """The key of the question the active turn waits on (a thread reply may answer it)."""
-    generation: int = 0
-    """Bumped by every claim, hand-over and timer: a stale Cloud Task finds it moved on."""
-    updated_at: datetime = field(default_factory=now)
-
-    def lease_expired(self, at: datetime) -> bool:
-        """Whether the function carrying the active turn has stopped renewing it."""
-        return self.lease_until is None or self.lease_until <= at
-
-
 class Store:
-    """The Firestore adapter."""
+    """Sessions, turns, Slack event IDs and cached people, over the ``Documents`` port."""
 
-    def __init__(self, client: firestore.Client) -> None:
-        self._db = client
+    def __init__(self, documents: Documents, clock: Clock, log_writes: bool = False) -> None:
+        """Creates the store.
 
-    @property
-    def db(self) -> firestore.Client:
-        """The Firestore client, for the other stores of the product."""
-        return self._db
+        Args:
+            documents: The document database.
+            clock: What ``now`` is (write times, leases, TTLs).
+            log_writes: Log every document write (``firestore_write``), for
+                the writes-per-turn benchmark.
+        """
+        self._documents = documents
+        self._clock = clock
+        self._log_writes = log_writes
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware."""
+        return self._clock.now()
 
     # Slack events --------------------------------------------------------------
 
     def event_seen(self, event_id: str) -> bool:
         """Whether this Slack event ID was already handled."""
-        return bool(self._db.collection(EVENTS).document(event_id).get().exists)
+        return self._documents.get(EVENTS, event_id) is not None
 
     def remember_event(self, event_id: str, keep: timedelta = timedelta(hours=1)) -> None:
         """Record a handled Slack event ID (kept at least ``keep``; TTL on expire_at)."""
-        self._db.collection(EVENTS).document(event_id).set({"expire_at": now() + keep})
-        _wrote(EVENTS, event_id)
+        self._documents.set(EVENTS, event_id, {"expire_at": self.now() + keep})
+        self._wrote(EVENTS, event_id)
 
     # Turns ---------------------------------------------------------------------
 
     def record_turn(self, turn: Turn) -> Turn:
         """Store a new turn; if the chat message was stored before, return that one."""
-        ref = self._db.collection(TURNS).document(turn.id)
         try:
-            turn.created_at = now()
-            ref.create(asdict(turn))
-        except AlreadyExists:
+            turn.created_at = self.now()
+            self._documents.create(TURNS, turn.id, _fields(turn))
+        except DocumentExists:
             existing = self.turn(turn.id)
             assert existing is not None
             return existing
-        _wrote(TURNS, turn.id)
+        self._wrote(TURNS, turn.id)
         return turn
 
     def refuse_turn(self, turn: Turn, outcome: str) -> bool:
@@ -155,25 +140,26 @@ class Store:
             twin of an ``app_mention``, finds it stored, and the person is
             told once.
         """
-        turn.text, turn.status, turn.outcome, turn.created_at = "", "done", outcome, now()
+        at = self.now()
+        turn.text, turn.status, turn.outcome, turn.created_at = "", "done", outcome, at
         try:
-            self._db.collection(TURNS).document(turn.id).create(
-                {**asdict(turn), "expire_at": now() + DONE_TURNS_KEPT}
+            self._documents.create(
+                TURNS, turn.id, {**_fields(turn), "expire_at": at + DONE_TURNS_KEPT}
             )
-        except AlreadyExists:
+        except DocumentExists:
             return False
-        _wrote(TURNS, turn.id)
+        self._wrote(TURNS, turn.id)
         return True
 
     def turn(self, turn_id: str) -> Turn | None:
         """The turn with this ID."""
-        snapshot = self._db.collection(TURNS).document(turn_id).get()
-        return _turn(snapshot.to_dict()) if snapshot.exists else None
+        snapshot = self._documents.get(TURNS, turn_id)
+        return _turn(snapshot.data) if snapshot is not None else None
 
     def set_turn(self, turn_id: str, **fields: Any) -> None:
         """Update fields of a turn."""
-        self._db.collection(TURNS).document(turn_id).update({**fields, "updated_at": now()})
-        _wrote(TURNS, turn_id)
+        self._documents.update(TURNS, turn_id, {**fields, "updated_at": self.now()})
+        self._wrote(TURNS, turn_id)
 
     def mark_handed_off(self, turn_id: str) -> None:
         """The turn's trigger is published: a turn still ``received`` now waits.
@@ -183,30 +169,55 @@ class Store:
         end, before this write lands, and a finished turn marked waiting
         again would be carried again.
         """
-        ref = self._db.collection(TURNS).document(turn_id)
-        snapshot = ref.get()
-        if not snapshot.exists or (snapshot.to_dict() or {}).get("status") != "received":
+        snapshot = self._documents.get(TURNS, turn_id)
+        if snapshot is None or snapshot.data.get("status") != "received":
             return
-        option = self._db.write_option(last_update_time=snapshot.update_time)
         try:
-            ref.update({"status": "waiting", "updated_at": now()}, option=option)
-        except FailedPrecondition:
+            self._documents.update(
+                TURNS,
+                turn_id,
+                {"status": "waiting", "updated_at": self.now()},
+                if_updated_at=snapshot.update_time,
+            )
+        except PreconditionFailed:
             return  # changed since it was read: a function has it
-        _wrote(TURNS, turn_id)
+        self._wrote(TURNS, turn_id)
 
     def has_turns(self, session_id: str) -> bool:
         """Whether any turn of the session is stored (its thread is Kourier's)."""
-        query = self._db.collection(TURNS).where(
-            filter=firestore.FieldFilter("session_id", "==", session_id)
-        )
-        return bool(query.limit(1).get())
+        return bool(self._documents.query(TURNS, "session_id", "==", session_id, limit=1))
+
+    def write_turn(self, turn_id: str, generation: int, attempts: int = 20, **fields: Any) -> None:
+        """Update fields of a turn for the function holding ``generation`` (its fencing token).
+
+        Raises:
+            Superseded: A function with a later generation has written the turn.
+            StoreUnavailable: The turn kept changing under us.
+        """
+        for _ in range(attempts):
+            snapshot = self._documents.get(TURNS, turn_id)
+            if snapshot is None or int(snapshot.data.get("fence") or 0) > generation:
+                raise Superseded(
+                    f"turn {turn_id} is carried by a later generation than {generation}"
+                )
+            try:
+                self._documents.update(
+                    TURNS,
+                    turn_id,
+                    {**fields, "fence": generation, "updated_at": self.now()},
+                    if_updated_at=snapshot.update_time,
+                )
+            except PreconditionFailed:
+                continue
+            self._wrote(TURNS, turn_id)
+            return
+        raise StoreUnavailable(f"turn {turn_id} kept changing under us")
 
     def waiting_turns(self, session_id: str) -> list[Turn]:
         """The session's turns not yet carried, oldest first (Slack order)."""
-        query = self._db.collection(TURNS).where(
-            filter=firestore.FieldFilter("session_id", "==", session_id)
-        )
-        turns = [_turn(s.to_dict()) for s in query.stream()]
+        turns = [
+            _turn(data) for data in self._documents.query(TURNS, "session_id", "==", session_id)
+        ]
         waiting = [t for t in turns if t.status in ("received", "waiting")]
         return sorted(waiting, key=lambda t: float(t.ts))
 
@@ -214,8 +225,8 @@ class Store:
 
     def session(self, session_id: str) -> Session | None:
         """The session with this ID."""
-        snapshot = self._db.collection(SESSIONS).document(session_id).get()
-        return _session(snapshot.to_dict()) if snapshot.exists else None
+        snapshot = self._documents.get(SESSIONS, session_id)
+        return _session(snapshot.data) if snapshot is not None else None
 
     def change_session(
         self,
@@ -229,15 +240,19 @@ class Store:
         returns the new one, or None to change nothing. When another writer
         got there first, the session is read again and ``decide`` runs again.
         Returns what was written (or None when nothing was).
+
+        Raises:
+            StoreUnavailable: The session kept changing under us (or the
+                database failed): a later delivery decides again.
         """
 
         def change(current: dict[str, Any] | None) -> dict[str, Any] | None:
             wanted = decide(_session(current) if current is not None else None)
             if wanted is None:
                 return None
-            wanted.updated_at = now()
+            wanted.updated_at = self.now()
             written.append(wanted)
-            return asdict(wanted)
+            return _fields(wanted)
 
         written: list[Session] = []
         if self.change_document(SESSIONS, session_id, change, attempts) is None:
@@ -257,26 +272,30 @@ class Store:
         and returns the fields to write, or None to change nothing. When
         another writer got there first, the document is read again and
         ``decide`` runs again. Returns what was written (None: nothing).
+
+        Raises:
+            StoreUnavailable: The document kept changing under us (or the
+                database failed): a later delivery decides again.
         """
-        ref = self._db.collection(collection).document(document)
         for _ in range(attempts):
-            snapshot = ref.get()
-            wanted = decide(snapshot.to_dict() if snapshot.exists else None)
+            snapshot = self._documents.get(collection, document)
+            wanted = decide(snapshot.data if snapshot is not None else None)
             if wanted is None:
                 return None
             try:
-                if snapshot.exists:
-                    option = self._db.write_option(last_update_time=snapshot.update_time)
-                    ref.update(wanted, option=option)
+                if snapshot is not None:
+                    self._documents.update(
+                        collection, document, wanted, if_updated_at=snapshot.update_time
+                    )
                 else:
-                    ref.create(wanted)
-            except (FailedPrecondition, AlreadyExists, NotFound):
+                    self._documents.create(collection, document, wanted)
+            except (PreconditionFailed, DocumentExists):
                 continue
-            _wrote(collection, document)
+            self._wrote(collection, document)
             return wanted
-        raise RuntimeError(f"{collection}/{document} kept changing under us")
+        raise StoreUnavailable(f"{collection}/{document} kept changing under us")
 
-    def renew_lease(self, session_id: str, turn_id: str, lease: timedelta) -> None:
+    def renew_lease(self, session_id: str, turn_id: str, generation: int, lease: timedelta) -> None:
         """Extend the claim of the turn being carried to at least ``lease`` from now.
 
         A renewal never shortens a lease: a turn that waits on a question or
@@ -284,71 +303,55 @@ class Store:
         lease), and a checkpoint written meanwhile must not hand it to the
         sweep before then. Nothing is written if the turn moved on, or if
         the lease already runs longer.
+
+        Raises:
+            Superseded: The session no longer carries the turn at ``generation``.
         """
-
-        def renew(current: Session | None) -> Session | None:
-            if current is None or current.active_turn != turn_id:
-                return None
-            until = now() + lease
-            if current.lease_until is not None and current.lease_until >= until:
-                return None
-            current.lease_until = until
-            return current
-
-        self.change_session(session_id, renew)
+        until = self.now() + lease
+        self.change_session(
+            session_id, lambda current: sessions.renew(current, turn_id, generation, until)
+        )
 
     def stale_sessions(self, at: datetime) -> list[Session]:
         """Sessions whose active turn's lease has run out (their function died)."""
-        query = self._db.collection(SESSIONS).where(
-            filter=firestore.FieldFilter("lease_until", "<=", at)
-        )
-        return [s for s in (_session(d.to_dict()) for d in query.stream()) if s.active_turn]
+        found = self._documents.query(SESSIONS, "lease_until", "<=", at)
+        return [s for s in map(_session, found) if s.active_turn]
 
     def sessions_with_waiting_turns(self) -> list[str]:
         """Session IDs that have turns nobody has started."""
-        query = self._db.collection(TURNS).where(
-            filter=firestore.FieldFilter("status", "in", ["received", "waiting"])
-        )
-        return sorted({str(d.get("session_id")) for d in query.stream()})
+        found = self._documents.query(TURNS, "status", "in", ["received", "waiting"])
+        return sorted({str(data.get("session_id")) for data in found})
 
     # People --------------------------------------------------------------------
 
     def cached_user(self, user_id: str) -> dict[str, Any] | None:
         """A users.info answer cached earlier, if still fresh."""
-        snapshot = self._db.collection(USERS).document(user_id).get()
-        data = snapshot.to_dict() if snapshot.exists else None
-        if data is None or data["expire_at"] <= now():
+        snapshot = self._documents.get(USERS, user_id)
+        if snapshot is None or snapshot.data["expire_at"] <= self.now():
             return None
-        return dict(data["profile"])
+        return dict(snapshot.data["profile"])
 
     def cache_user(self, user_id: str, profile: dict[str, Any], keep: timedelta) -> None:
         """Cache a users.info answer."""
-        self._db.collection(USERS).document(user_id).set(
-            {"profile": profile, "expire_at": now() + keep}
-        )
-        _wrote(USERS, user_id)
+        self._documents.set(USERS, user_id, {"profile": profile, "expire_at": self.now() + keep})
+        self._wrote(USERS, user_id)
+
+    def _wrote(self, collection: str, document: str) -> None:
+        """Log a document write when the writes-per-turn benchmark counts them."""
+        if self._log_writes:
+            log.info("firestore_write", collection=collection, document=document)
 
 
-def _wrote(collection: str, document: str) -> None:
-    """Log a document write when the writes-per-turn benchmark counts them."""
-    if get_settings().log_firestore_writes:
-        log.info("firestore_write", collection=collection, document=document)
+def _fields(record: Turn | Session) -> dict[str, Any]:
+    """A dataclass's fields as a document (values are immutable: no deep copy)."""
+    return {name: getattr(record, name) for name in record.__dataclass_fields__}
 
 
-def _turn(data: dict[str, Any] | None) -> Turn:
-    assert data is not None
+def _turn(data: dict[str, Any]) -> Turn:
     fields = Turn.__dataclass_fields__
     return Turn(**{k: v for k, v in data.items() if k in fields})
 
 
-def _session(data: dict[str, Any] | None) -> Session:
-    assert data is not None
+def _session(data: dict[str, Any]) -> Session:
     fields = Session.__dataclass_fields__
     return Session(**{k: v for k, v in data.items() if k in fields})
-
-
-@lru_cache(maxsize=1)
-def get_store() -> Store:
-    """The process's store (client built on first use)."""
-    settings = get_settings()
-    return Store(firestore.Client(project=settings.project, database=settings.firestore_database))

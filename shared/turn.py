@@ -6,7 +6,7 @@ feeds back what happened. Every event of the agent also goes, in arrival
 order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
 Slack. What a run must not forget is its *checkpoint*, kept on the turn's
 document: the machine's state, the assembler's state (what was delivered),
-the reply's state, ``observed_at`` and ``caught_up``. It is written when the
+the reply's state (a typed, versioned ``shared.checkpoint.Checkpoint``). It is written when the
 task is first named, when the reply has posted a new Slack message, at most
 every few seconds while a stream runs (coalesced, so a long answer costs a
 bounded number of writes), and whenever the run stops before the turn ends.
@@ -26,9 +26,6 @@ not the session's current one is stale and does nothing.
 
 from __future__ import annotations
 
-import json
-import random
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -51,13 +48,17 @@ from shared.a2a.errors import (
     SessionGone,
     StreamDropped,
 )
-from shared.config import load_config
+from shared.bootstrap import Deps
+from shared.checkpoint import NONE as NO_CHECKPOINT
+from shared.checkpoint import Checkpoint, CheckpointStore, Stored
 from shared.core import notices
+from shared.core import session as sessions
 from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
 from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
 from shared.core.outcome import final_notice
 from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
 from shared.core.reply import ReplyAssembler
+from shared.core.session import Session
 from shared.core.turn_machine import (
     Action,
     CallFailed,
@@ -84,14 +85,14 @@ from shared.core.turn_machine import (
     resume_state,
 )
 from shared.errors import ConfigError, TaskNameRefused
-from shared.handoff import schedule_call
+from shared.fence import Fence, FencedChat
+from shared.ports import TaskTarget
 from shared.questions import OpenQuestion, QuestionStore, update_prompt
-from shared.settings import Settings, get_settings
+from shared.settings import Settings
 from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
-from shared.slack.web import slack_client
-from shared.store import DONE_TURNS_KEPT, Session, Store, Turn, now
+from shared.store import DONE_TURNS_KEPT, Turn
 
 log = structlog.get_logger()
 
@@ -135,26 +136,44 @@ def classify(error: AgentError) -> Failure:
 class TurnRun:
     """One function's part in carrying one turn."""
 
-    def __init__(self, store: Store, session: Session, turn: Turn, deadline: float) -> None:
-        self.settings = get_settings()
-        self.store, self.session, self.turn = store, session, turn
+    def __init__(self, deps: Deps, session: Session, turn: Turn, deadline: float) -> None:
+        self.deps = deps
+        self.settings = deps.settings
+        self.clock = deps.clock
+        self.store, self.session, self.turn = deps.store, session, turn
         self.deadline = deadline
-        config = load_config(self.settings.config_path)
-        binding = config.binding(turn.binding)
+        self.fence = Fence(
+            deps.clock, deadline - deps.settings.follow_budget_seconds, deps.settings.lease
+        )
+        """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
+        self.chat = FencedChat(deps.chat, self.fence)
+        binding = deps.config.binding(turn.binding)
         if binding is None:  # the engine ends such turns before it carries them
             raise ConfigError(f"binding {turn.binding!r} is no longer configured")
         self.binding = binding
-        self.backend = config.backend(binding.agent_backend)
-        self.client = AgentClient(self.backend, self.binding)
-        self.questions = QuestionStore(store)
+        self.backend = deps.config.backend(binding.agent_backend)
+        self.client = AgentClient(
+            self.backend,
+            self.binding,
+            http=deps.http,
+            cards=deps.cards,
+            clock=deps.clock,
+            ids=deps.ids,
+            max_response_bytes=deps.settings.max_agent_response_bytes,
+            call_seconds=deps.settings.agent_call_seconds,
+        )
+        self.questions = QuestionStore(deps.documents, deps.clock)
         self.answering: OpenQuestion | None = None
         """The question whose answer this run sends (None for the turn itself)."""
-        self.reply = ThreadReply(slack_client(), turn.channel, turn.thread_ts, turn.user, turn.team)
+        self.reply = self._new_reply()
         self.assembler = ReplyAssembler()
         self.machine: TurnMachine | None = None
         self._card_failure: list[Action] = []
         self.status: TaskStatus | None = None
         self.last_snapshot: str | None = None
+        self.checkpoints = CheckpointStore(deps.documents, deps.clock)
+        self._stored: Stored | None = None
+        """Where this function's last checkpoint went."""
         self._last_checkpoint = 0.0
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
@@ -163,13 +182,15 @@ class TurnRun:
 
     def start(self) -> None:
         """Carry the turn from the beginning, or take over one whose function died."""
-        if self.turn.checkpoint:
-            self._restore(json.loads(self.turn.checkpoint), resumed=True, taken_over=True)
+        checkpoint = self._stored_checkpoint()
+        if checkpoint is not None:
+            self._write_turn()  # the fence first: the function that died can write no more
+            self._restore(checkpoint, resumed=True, taken_over=True)
             self._run(self._resume_actions())
             return
-        # One write: running, and begun (a function that takes over later
-        # cannot know whether this one reached the agent).
-        self.store.set_turn(self.turn.id, status="running", attempted=True)
+        # One write: the fence, running, and begun (a function that takes over
+        # later cannot know whether this one reached the agent).
+        self._write_turn(status="running", attempted=True)
         self.reply.working()
         self.machine = self._new_machine()
         protocol: str
@@ -181,15 +202,17 @@ class TurnRun:
         if self.turn.attempted:
             # An earlier function began this turn and died before its first
             # checkpoint: whether the agent got it is unknown.
-            self.machine.handle(first, time.time())
+            self.machine.handle(first, self.clock.time())
             first = CallFailed(Failure.UNKNOWN)
         self._run(self._handle(first))
 
     def resume(self, timer: str | None) -> None:
         """Continue from the checkpoint: after a hand-over, or when a timer fired."""
-        if not self.turn.checkpoint:
+        checkpoint = self._stored_checkpoint()
+        if checkpoint is None:
             return
-        self._restore(json.loads(self.turn.checkpoint), resumed=timer is None)
+        self._write_turn()  # the fence first: a stalled earlier carrier can write no more
+        self._restore(checkpoint, resumed=timer is None)
         if timer is None:
             self._run(self._resume_actions())
         elif timer.startswith(QUESTION_TIMER):
@@ -202,7 +225,8 @@ class TurnRun:
         question = self.questions.get(key)
         if question is None or question.status != "answering" or question.turn_id != self.turn.id:
             return
-        self._restore(json.loads(self.turn.checkpoint or "{}") or None, resumed=False)
+        self._write_turn()  # the fence first
+        self._restore(self._stored_checkpoint(), resumed=False)
         self._send_answer(question)
 
     # The loop -------------------------------------------------------------------
@@ -210,10 +234,11 @@ class TurnRun:
     def _run(self, actions: list[Action]) -> None:
         pending = deque(actions)
         while pending:
-            if time.monotonic() >= self.deadline:
+            if self.clock.monotonic() >= self.deadline:
                 self._hand_over()
                 return
             action = pending.popleft()
+            self.fence.check()
             match action:
                 case Send():
                     if self._card_read():
@@ -225,9 +250,10 @@ class TurnRun:
                     else:
                         pending.extend(self._card_failure)
                 case Subscribe():
-                    task_id = self._task_id()
                     pending.extend(
-                        self._follow(partial(self.client.subscribe, task_id, until=self.deadline))
+                        self._follow(
+                            partial(self.client.subscribe, self._task_id(), until=self.deadline)
+                        )
                     )
                 case ReadTask():
                     pending.extend(self._read_task())
@@ -236,10 +262,10 @@ class TurnRun:
                 case Cancel(notice=notice):
                     self._cancel(notice)
                 case WaitUntil(at=at, timer=timer):
-                    if at - time.time() <= self.settings.inline_wait_seconds and (
-                        time.monotonic() + (at - time.time()) < self.deadline
+                    if at - self.clock.time() <= self.settings.inline_wait_seconds and (
+                        self.clock.monotonic() + (at - self.clock.time()) < self.deadline
                     ):
-                        time.sleep(max(0.0, at - time.time()))
+                        self.clock.sleep(max(0.0, at - self.clock.time()))
                         pending.extend(self._handle(TimerFired(timer)))
                     else:
                         self._sleep_until(at, timer)
@@ -272,7 +298,7 @@ class TurnRun:
 
     def _handle(self, event: Event) -> list[Action]:
         assert self.machine is not None
-        return self.machine.handle(event, time.time(), random.random())
+        return self.machine.handle(event, self.clock.time(), self.deps.ids.random())
 
     def _follow(self, open_stream: Callable[[], Iterator[StreamEvent]]) -> list[Action]:
         actions: list[Action] = []
@@ -280,7 +306,7 @@ class TurnRun:
             for event in open_stream():
                 actions.extend(self._observe(event))
                 self._checkpoint_now(force=self._named_task_just_now(event))
-            if time.monotonic() >= self.deadline:
+            if self.clock.monotonic() >= self.deadline:
                 return actions  # cut at the deadline: ``_run`` hands over
             return actions + self._handle(StreamClosed())
         except AgentError as error:
@@ -366,7 +392,7 @@ class TurnRun:
         failures: list[str] = []
         for attempt in range(CANCEL_ATTEMPTS):
             if attempt:
-                time.sleep(0.5 * attempt)
+                self.clock.sleep(0.5 * attempt)
             try:
                 self.client.cancel(task_id)
                 return True
@@ -395,15 +421,11 @@ class TurnRun:
         if self.session.context_id is not None:
             self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
         self.session.context_id = context_id
-        turn_id = self.turn.id
 
-        def keep(current: Session | None) -> Session | None:
-            if current is None or current.active_turn != turn_id:
-                return None
+        def keep(current: Session) -> None:
             current.context_id = context_id
-            return current
 
-        self.store.change_session(self.session.id, keep)
+        self._change_session(keep)
 
     # Ending and pausing --------------------------------------------------------
 
@@ -418,23 +440,22 @@ class TurnRun:
             notice = final_notice(outcome, bool(self.assembler.answer_text.strip()), self.status)
             self.reply.notice(notice) if notice else self.reply.finish()
         if outcome == "session_gone":
-            self.store.change_session(self.session.id, _forget_context(self.turn.id))
+            self._change_session(_forget_context)
         self._finish_turn(outcome)
 
     def _finish_turn(self, outcome: str) -> None:
         """Record the end of the turn (its notice, if any, is shown); its questions close."""
         self.questions.close_all(self.turn.id)
         if self.session.open_question:
-            self.store.change_session(self.session.id, _close_question(self.turn.id))
+            self._change_session(_close_question)
         if outcome not in ("completed", "input_required"):
             log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
-        self.store.set_turn(
-            self.turn.id,
+        self._write_turn(
             status="done",
             outcome=outcome,
             task_id=self._task_id_or_none(),
-            checkpoint=None,
-            expire_at=now() + DONE_TURNS_KEPT,
+            **NO_CHECKPOINT.fields(),
+            expire_at=self.clock.now() + DONE_TURNS_KEPT,
         )
 
     def _pause(self) -> bool:
@@ -486,9 +507,11 @@ class TurnRun:
             question = existing  # the same pause, already shown: wait on
         if isinstance(pause, ToolApprovalRequest) and interactions.tool_approvals is None:
             self.questions.put(question)
-            denied = self.questions.change(question.key, _denied(self.binding.platform))
+            denied = self.questions.change(
+                question.key, _denied(self.binding.platform, self.clock.now())
+            )
             question = denied or question
-            update_prompt(question)
+            update_prompt(self.chat, self.clock, question)
             self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
             self._send_answer(question)
             return True
@@ -498,23 +521,22 @@ class TurnRun:
             else interactions.questions
         )
         assert settings is not None
-        wake = now() + settings.timeout
+        wake = self.clock.now() + settings.timeout
         question.generation = self._advance_generation(
-            lease=wake - now() + self.settings.lease, open_question=question.key
+            lease=wake - self.clock.now() + self.settings.lease, open_question=question.key
         )
         # Stored, and its timer set, before it is shown: a click that comes at
         # once finds it, and a prompt Slack fails to show still times out.
         self.questions.put(question)
-        self.store.set_turn(self.turn.id, status="paused")
+        self._write_turn(status="paused")
         self._checkpoint_now(force=True)
-        _schedule(
-            self.settings.timers_queue,
-            self.settings.timeout_url,
+        self._schedule(
+            "timeout",
             {**self._task_body(question.generation), "timer": QUESTION_TIMER + question.key},
             name=f"{_task_name(self.turn.id)}-question-{question.key}-{question.generation}",
             at=wake,
         )
-        update_prompt(question)
+        update_prompt(self.chat, self.clock, question)
         self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
         return True
 
@@ -537,10 +559,10 @@ class TurnRun:
                 return None
             progress = current.current
             if isinstance(progress, ApprovalLedger):
-                progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, now())
+                progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, self.clock.now())
                 current.status = "answering"
             else:
-                progress.time_out(now())
+                progress.time_out(self.clock.now())
                 current.status = "closed"
             current.progress = progress.to_dict()
             return current
@@ -558,7 +580,7 @@ class TurnRun:
             ):
                 self._send_answer(answered)
             return
-        update_prompt(question)
+        update_prompt(self.chat, self.clock, question)
         if question.status == "answering":
             self._send_answer(question)
             return
@@ -575,17 +597,15 @@ class TurnRun:
             paused = None  # answered without it (contract, Tool calls and results)
         self.answering = question
         self.assembler = ReplyAssembler.for_answer(paused)
-        self.reply = ThreadReply(
-            slack_client(), self.turn.channel, self.turn.thread_ts, self.turn.user, self.turn.team
-        )
+        self.reply = self._new_reply()
         state = TurnState(
-            started_at=time.time(),
+            started_at=self.clock.time(),
             has_context=True,
             protocol=self.machine.state.protocol,
             task_id=task_id,
         )
         self.machine = TurnMachine(state, timings(self.settings))
-        self.store.set_turn(self.turn.id, status="running")
+        self._write_turn(status="running")
         self.reply.working()
         self._run([Send()])
 
@@ -600,9 +620,8 @@ class TurnRun:
         self.reply.suspend()
         generation = self._advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)
-        _schedule(
-            self.settings.follow_queue,
-            self.settings.stream_follow_url,
+        self._schedule(
+            "stream_follow",
             self._task_body(generation),
             name=f"{_task_name(self.turn.id)}-follow-{generation}",
         )
@@ -612,33 +631,58 @@ class TurnRun:
         """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
         self.reply.suspend()
         wake = datetime.fromtimestamp(at, UTC)
-        generation = self._advance_generation(lease=wake - now() + self.settings.lease)
+        generation = self._advance_generation(lease=wake - self.clock.now() + self.settings.lease)
         self._checkpoint_now(force=True)
-        _schedule(
-            self.settings.timers_queue,
-            self.settings.timeout_url,
+        self._schedule(
+            "timeout",
             {**self._task_body(generation), "timer": timer},
             name=f"{_task_name(self.turn.id)}-{timer}-{generation}",
             at=wake,
         )
 
     def _advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:
-        turn_id = self.turn.id
-
-        def advance(current: Session | None) -> Session | None:
-            if current is None or current.active_turn != turn_id:
-                return None
-            current.generation += 1
-            current.lease_until = now() + lease
-            current.task_id = self.session.task_id
-            current.open_question = open_question
-            return current
-
-        written = self.store.change_session(self.session.id, advance)
-        if written is None:
-            raise RuntimeError(f"session {self.session.id} no longer carries turn {turn_id}")
+        since, until = self.clock.monotonic(), self.clock.now() + lease
+        turn_id, generation, task_id = self.turn.id, self.session.generation, self.session.task_id
+        written = self.store.change_session(
+            self.session.id,
+            lambda current: sessions.advance(
+                current, turn_id, generation, until, task_id, open_question
+            ),
+        )
+        assert written is not None
         self.session = written
+        self.fence.renewed(since, lease)
         return written.generation
+
+    def _change_session(self, change: Callable[[Session], None]) -> None:
+        """Change the session while it carries this turn at this function's generation.
+
+        Raises:
+            Superseded: Another function carries the turn now.
+        """
+        turn_id, generation = self.turn.id, self.session.generation
+        written = self.store.change_session(
+            self.session.id,
+            lambda current: sessions.carried(current, turn_id, generation, change),
+        )
+        assert written is not None
+        self.session = written
+
+    def _write_turn(self, **fields: Any) -> None:
+        """Write the turn's document under this function's fencing token."""
+        self.store.write_turn(self.turn.id, self.session.generation, **fields)
+
+    def _schedule(
+        self, target: TaskTarget, body: dict[str, Any], name: str, at: datetime | None = None
+    ) -> None:
+        """Schedule a task under a name this run made anew (its generation's).
+
+        Only a stale task can hold such a name (a session deleted and made
+        anew restarts its generations): that is an error, never a silent skip.
+        """
+        if not self.deps.tasks.schedule(target, body, name=name, at=at):
+            log.error("task_name_refused", target=target, name=name)
+            raise TaskNameRefused(name)
 
     def _task_body(self, generation: int) -> dict[str, Any]:
         return {"session_id": self.session.id, "turn_id": self.turn.id, "generation": generation}
@@ -651,42 +695,47 @@ class TurnRun:
             force = True  # a function taking over must continue this message, not post another
         if (
             not force
-            and time.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds
+            and self.clock.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds
         ):
             return
         assert self.machine is not None
-        self._last_checkpoint = time.monotonic()
+        self._last_checkpoint = self.clock.monotonic()
         self._checkpointed_posts = posted
-        self.store.set_turn(
-            self.turn.id,
-            checkpoint=json.dumps(
-                {
-                    "machine": self.machine.state.to_dict(),
-                    "reply": self.assembler.to_state(),
-                    "slack": self.reply.to_state(),
-                    "snapshot": self.last_snapshot,
-                    "observed_at": time.time(),
-                    "caught_up": self.machine.state.phase != Phase.READ,
-                    "answering": self.answering.key if self.answering else None,
-                }
-            ),
+        checkpoint = Checkpoint(
+            machine=self.machine.state.to_dict(),
+            reply=self.assembler.to_state(),
+            slack=self.reply.to_state(),
+            snapshot=self.last_snapshot,
+            answering=self.answering.key if self.answering else None,
         )
-        self.store.renew_lease(self.session.id, self.turn.id, self.settings.lease)
+        self._stored = self.checkpoints.save(
+            self.turn.id, self.session.generation, checkpoint, self._stored
+        )
+        self._write_turn(**self._stored.fields())
+        since = self.clock.monotonic()
+        self.store.renew_lease(
+            self.session.id, self.turn.id, self.session.generation, self.settings.lease
+        )
+        self.fence.renewed(since)
+
+    def _stored_checkpoint(self) -> Checkpoint | None:
+        stored = Stored(self.turn.checkpoint, self.turn.checkpoint_parts)
+        return self.checkpoints.load(self.turn.id, stored)
 
     def _restore(
-        self, checkpoint: dict[str, Any] | None, resumed: bool, taken_over: bool = False
+        self, checkpoint: Checkpoint | None, resumed: bool, taken_over: bool = False
     ) -> None:
         if checkpoint is None:
             return
-        answering = checkpoint.get("answering")
+        answering = checkpoint.answering
         self.answering = self.questions.get(answering) if answering else None
-        state = TurnState.from_dict(checkpoint["machine"])
+        state = TurnState.from_dict(checkpoint.machine)
         self.machine = TurnMachine(
             resume_state(state) if resumed else state, timings(self.settings)
         )
-        self.assembler = ReplyAssembler.from_state(checkpoint["reply"])
-        self.reply.restore(checkpoint["slack"], taken_over=taken_over)
-        self.last_snapshot = checkpoint.get("snapshot")
+        self.assembler = ReplyAssembler.from_state(checkpoint.reply)
+        self.reply.restore(checkpoint.slack, taken_over=taken_over)
+        self.last_snapshot = checkpoint.snapshot
         self.session.task_id = state.task_id
 
     def _resume_actions(self) -> list[Action]:
@@ -700,10 +749,24 @@ class TurnRun:
         state.phase = Phase.SEND
         return self._handle(CallFailed(Failure.UNKNOWN))
 
+    def _new_reply(self) -> ThreadReply:
+        turn = self.turn
+        return ThreadReply(
+            self.chat,
+            turn.channel,
+            turn.thread_ts,
+            turn.user,
+            turn.team,
+            clock=self.clock,
+            runtime=self.deps.runtime,
+        )
+
     def _new_machine(self) -> TurnMachine:
         # The give-up clock starts when the turn is first carried, not when it
         # began to wait behind another turn of the thread.
-        state = TurnState(started_at=time.time(), has_context=self.session.context_id is not None)
+        state = TurnState(
+            started_at=self.clock.time(), has_context=self.session.context_id is not None
+        )
         return TurnMachine(state, timings(self.settings))
 
     def _message(self) -> OutgoingMessage:
@@ -716,7 +779,7 @@ class TurnRun:
                 text=self.turn.text,
                 context_id=self.session.context_id,
             )
-        actor = actor_for(self.store, self.turn.user)
+        actor = actor_for(self.store, self.chat, self.turn.user)
         return OutgoingMessage(
             message_id=self.turn.message_id,
             text=turn_text(actor, self.turn.text, mentioned=self.turn.mentioned),
@@ -733,31 +796,18 @@ class TurnRun:
         return self.machine.state.task_id if self.machine else None
 
 
-def _denied(platform: str) -> Callable[[OpenQuestion], OpenQuestion | None]:
+def _denied(platform: str, at: datetime) -> Callable[[OpenQuestion], OpenQuestion | None]:
     """Every undecided tool denied: the Binding does not allow tool approvals."""
 
     def deny(current: OpenQuestion) -> OpenQuestion | None:
         ledger = current.current
         if current.status != "open" or not isinstance(ledger, ApprovalLedger):
             return None
-        ledger.deny_undecided(Denial.NOT_ALLOWED, platform, now())
+        ledger.deny_undecided(Denial.NOT_ALLOWED, platform, at)
         current.progress, current.status = ledger.to_dict(), "answering"
         return current
 
     return deny
-
-
-def _schedule(
-    queue: str, url: str, body: dict[str, Any], name: str, at: datetime | None = None
-) -> None:
-    """Schedule a task under a name this run made anew (its generation's).
-
-    Only a stale task can hold such a name (a session deleted and made
-    anew restarts its generations): that is an error, never a silent skip.
-    """
-    if not schedule_call(queue, url, body, name=name, at=at):
-        log.error("task_name_refused", queue=queue, name=name)
-        raise TaskNameRefused(name)
 
 
 def _with_prompt_ts(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | None]:
@@ -770,24 +820,12 @@ def _with_prompt_ts(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | N
     return record
 
 
-def _close_question(turn_id: str) -> Callable[[Session | None], Session | None]:
-    def close(current: Session | None) -> Session | None:
-        if current is None or current.active_turn != turn_id or current.open_question is None:
-            return None
-        current.open_question = None
-        return current
-
-    return close
+def _close_question(current: Session) -> None:
+    current.open_question = None
 
 
-def _forget_context(turn_id: str) -> Callable[[Session | None], Session | None]:
-    def forget(current: Session | None) -> Session | None:
-        if current is None:
-            return None
-        current.context_id = None
-        return current
-
-    return forget
+def _forget_context(current: Session) -> None:
+    current.context_id = None
 
 
 def _fingerprint(task: Task) -> str:

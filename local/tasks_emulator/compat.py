@@ -239,9 +239,7 @@ class KourierServicer(upstream.Greeter):
         super().__init__(state)
         self._kourier_state = state
 
-    def GetTask(
-        self, request: GetTaskRequest, context: grpc.ServicerContext
-    ) -> Task:
+    def GetTask(self, request: GetTaskRequest, context: grpc.ServicerContext) -> Task:
         try:
             return self._kourier_state.get_task(request.name)
         except GoogleAPICallError as err:

@@ -46,7 +46,8 @@ from shared.core.model import (
     TextPart,
 )
 from shared.errors import ConfigError
-from shared.settings import get_settings
+from shared.settings import Settings
+from shared.system import SystemClock, SystemIds
 
 PROBE_TEXT = (
     "This is a probe turn from `kourier agent check`, which tests this agent against "
@@ -136,10 +137,13 @@ def check_agent(
     """
     report = CheckReport(backend.name, backend.endpoint)
     with nullcontext(http) if http is not None else httpx.Client() as client_http:
-        settings = get_settings()
+        settings = Settings()
+        clock, ids = SystemClock(), SystemIds()
         transport = Transport(
             client_http,
             backend.name,
+            clock=clock,
+            ids=ids,
             header_timeout=header_timeout,
             idle_timeout=idle_timeout,
             max_response_bytes=settings.max_agent_response_bytes,
@@ -150,6 +154,10 @@ def check_agent(
             binding,
             http=client_http,
             cards=CardCache(),
+            clock=clock,
+            ids=ids,
+            max_response_bytes=settings.max_agent_response_bytes,
+            call_seconds=settings.agent_call_seconds,
             header_timeout=header_timeout,
             idle_timeout=idle_timeout,
         )
@@ -488,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     # The probes fail on purpose; their log lines would only bury the report.
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     try:
-        config = load_config(get_settings().config_path)
+        config = load_config(Settings().config_path)
         backend = next((b for b in config.agent_backends if b.name == args.backend), None)
         if backend is None:
             raise ConfigError(

@@ -17,8 +17,6 @@ and failures are the classified errors of ``errors``.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -33,8 +31,8 @@ from shared.a2a.transport import HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, C
 from shared.a2a.wire import Method
 from shared.config import AgentBackend, Binding
 from shared.core.model import HITL_EXTENSION, OutgoingMessage, StreamEvent, Task
+from shared.ports import Clock, Ids
 from shared.secrets import read_secret
-from shared.settings import get_settings
 
 log = structlog.get_logger(__name__)
 
@@ -45,21 +43,6 @@ LIST_PAGE_SIZE = 100
 LIST_SECONDS = 300.0
 """The longest the pages of one ListTasks walk may take, together."""
 
-process_cards = CardCache()
-"""The cards of this process, shared by every client that is given no other cache."""
-
-_shared_http: httpx.Client | None = None
-_shared_http_lock = threading.Lock()
-
-
-def _process_http() -> httpx.Client:
-    """One HTTP client (and connection pool) for the whole process."""
-    global _shared_http
-    with _shared_http_lock:
-        if _shared_http is None:
-            _shared_http = httpx.Client(follow_redirects=False)
-        return _shared_http
-
 
 class AgentClient:
     """Calls to one agent backend with one binding's identity."""
@@ -69,43 +52,49 @@ class AgentClient:
         backend: AgentBackend,
         binding: Binding,
         *,
-        http: httpx.Client | None = None,
-        cards: CardCache | None = None,
+        http: httpx.Client,
+        cards: CardCache,
+        clock: Clock,
+        ids: Ids,
+        max_response_bytes: int,
+        call_seconds: float,
         header_timeout: float = HEADER_TIMEOUT_SECONDS,
         idle_timeout: float = IDLE_TIMEOUT_SECONDS,
         list_page_size: int = LIST_PAGE_SIZE,
-        max_response_bytes: int | None = None,
-        call_seconds: float | None = None,
     ) -> None:
         """Creates the client; nothing is sent until the first call.
 
         Args:
             backend: The agent backend.
             binding: The binding whose identity calls the agent.
-            http: The HTTP client to use (tests may give one with its own
-                transport); the process-wide one when omitted.
-            cards: The card cache; the process-wide one when omitted.
+            http: The HTTP client (the process's pool; tests may give one
+                with a transport of their own).
+            cards: The card cache (the process's).
+            clock: Deadlines and Retry-After dates are read on it.
+            ids: JSON-RPC request ids.
             header_timeout: Seconds within which response headers must arrive.
             idle_timeout: Seconds a stream may go without an event before it is cut.
             list_page_size: The pageSize of each ListTasks call.
             max_response_bytes: The most one answer or event may hold
-                (``KOURIER_MAX_AGENT_RESPONSE_BYTES`` when omitted).
+                (``KOURIER_MAX_AGENT_RESPONSE_BYTES``).
             call_seconds: The longest a call answered with one JSON document
-                may take (``KOURIER_AGENT_CALL_SECONDS`` when omitted).
+                may take (``KOURIER_AGENT_CALL_SECONDS``).
         """
         self.backend = backend
         self._list_page_size = list_page_size
         self._binding = binding
-        settings = get_settings()
+        self._clock = clock
         self._transport = Transport(
-            http or _process_http(),
+            http,
             backend.name,
+            clock=clock,
+            ids=ids,
             header_timeout=header_timeout,
             idle_timeout=idle_timeout,
-            max_response_bytes=max_response_bytes or settings.max_agent_response_bytes,
-            call_seconds=call_seconds or settings.agent_call_seconds,
+            max_response_bytes=max_response_bytes,
+            call_seconds=call_seconds,
         )
-        self._cards = cards or process_cards
+        self._cards = cards
         self._card: AgentCard | None = None
 
     @property
@@ -157,7 +146,7 @@ class AgentClient:
 
         Args:
             message: The message.
-            until: A ``time.monotonic()`` value at which the stream is closed
+            until: A ``Clock.monotonic()`` value at which the stream is closed
                 and the iteration ends quietly.
 
         Raises:
@@ -230,10 +219,10 @@ class AgentClient:
         """ListTasks page by page (one in memory at a time), all within ``LIST_SECONDS``."""
         if not self.supports_list_tasks:
             raise MethodUnavailable("ListTasks is not part of A2A 0.3")
-        deadline = time.monotonic() + LIST_SECONDS
+        deadline = self._clock.monotonic() + LIST_SECONDS
         token: str | None = None
         for _ in range(LIST_PAGE_LIMIT):
-            if time.monotonic() > deadline:
+            if self._clock.monotonic() > deadline:
                 raise OutcomeUnknown(f"ListTasks: the pages took longer than {LIST_SECONDS:g} s")
             params: dict[str, Any] = {"contextId": context_id, "pageSize": self._list_page_size}
             if token:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import email.utils
 import math
-import time
 from collections.abc import Mapping
 from datetime import UTC
 
@@ -129,12 +128,12 @@ class CardUnusable(DiscoveryFailed):
         self.reason = reason
 
 
-def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or HTTP date), capped at a day.
 
     Args:
         headers: The response headers.
-        now: The current Unix time, for tests; the clock when omitted.
+        now: The current Unix time (an HTTP date is read against it).
 
     Returns:
         The delay, or None when the header is absent or unreadable.
@@ -151,7 +150,7 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
             return None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        seconds = moment.timestamp() - (time.time() if now is None else now)
+        seconds = moment.timestamp() - now
     if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), RETRY_AFTER_CAP_SECONDS)

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
-import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from enum import Enum
@@ -53,6 +51,7 @@ from shared.a2a.errors import (
     StreamDropped,
     parse_retry_after,
 )
+from shared.ports import Clock, Ids
 
 log = structlog.get_logger(__name__)
 
@@ -73,26 +72,6 @@ class CallKind(Enum):
     """CancelTask, ListTasks."""
 
 
-_credential_rejections = 0
-_credential_lock = threading.Lock()
-
-
-def credential_rejections_total() -> int:
-    """How many 401/403 answers this process has counted.
-
-    Each is also logged as ``credential_rejected``, the log-based metric
-    ``agentkourier_credential_rejections_total``.
-    """
-    return _credential_rejections
-
-
-def _count_credential_rejection(agent: str, status: int) -> None:
-    global _credential_rejections
-    with _credential_lock:
-        _credential_rejections += 1
-    log.warning("credential_rejected", agent=agent, http_status=status)
-
-
 class Transport:
     """Calls to one agent's endpoint."""
 
@@ -101,6 +80,8 @@ class Transport:
         http: httpx.Client,
         agent: str,
         *,
+        clock: Clock,
+        ids: Ids,
         header_timeout: float = HEADER_TIMEOUT_SECONDS,
         idle_timeout: float = IDLE_TIMEOUT_SECONDS,
         max_response_bytes: int,
@@ -111,6 +92,8 @@ class Transport:
         Args:
             http: The HTTP client; its redirect and timeout settings are overridden per call.
             agent: The agent's name, for logs.
+            clock: Deadlines (``until``, the call budget) and Retry-After dates are read on it.
+            ids: JSON-RPC request ids.
             header_timeout: Seconds within which response headers must arrive.
             idle_timeout: Seconds a stream may go without an event before it is cut.
             max_response_bytes: The most one answer, or one event, may hold.
@@ -118,6 +101,8 @@ class Transport:
         """
         self._http = http
         self._agent = agent
+        self._clock = clock
+        self._ids = ids
         self.header_timeout = header_timeout
         self.idle_timeout = idle_timeout
         self.max_response_bytes = max_response_bytes
@@ -167,14 +152,18 @@ class Transport:
             request = self._http.build_request(
                 "POST",
                 url,
-                json=_request(method, params),
+                json=self._request(method, params),
                 headers={**headers, "Accept": "application/json"},
                 timeout=httpx.Timeout(self.header_timeout),
             )
             with self._sent(request) as response:
                 self._raise_for_status(response)
                 return _result(
-                    _json_value(self._read(response, method), response), method, kind, response
+                    _json_value(self._read(response, method), response),
+                    method,
+                    kind,
+                    response,
+                    self._clock.time(),
                 )
 
     def stream(
@@ -197,7 +186,7 @@ class Transport:
             params: Its params.
             headers: The request headers.
             kind: What the call is for.
-            until: A ``time.monotonic()`` value at which the stream is closed
+            until: A ``Clock.monotonic()`` value at which the stream is closed
                 and the iteration ends quietly (a caller's time budget).
 
         Raises:
@@ -207,7 +196,7 @@ class Transport:
             request = self._http.build_request(
                 "POST",
                 url,
-                json=_request(method, params),
+                json=self._request(method, params),
                 headers={**headers, "Accept": "text/event-stream"},
                 timeout=httpx.Timeout(self.header_timeout),
             )
@@ -215,7 +204,9 @@ class Transport:
                 self._raise_for_status(response)
                 if _content_type(response) != "text/event-stream":
                     body = self._read(response, method)
-                    yield _result(_json_value(body, response), method, kind, response)
+                    yield _result(
+                        _json_value(body, response), method, kind, response, self._clock.time()
+                    )
                     return
                 yield from self._events(response, method, kind, until)
 
@@ -228,7 +219,7 @@ class Transport:
         seen_event = False
         lost: Exception | None = None
         text = _CappedText(response, self.max_response_bytes, method)
-        with _Watchdog(response, self.idle_timeout, until) as watchdog:
+        with _Watchdog(response, self.idle_timeout, until, self._clock) as watchdog:
             try:
                 for sse in EventSource(text).iter_sse():  # type: ignore[arg-type]
                     text.event_arrived()
@@ -238,7 +229,7 @@ class Transport:
                         frame = wire.loads(sse.data)
                     except ValueError:
                         raise OutcomeUnknown(f"{method}: an event that is not JSON") from None
-                    result = _result(frame, method, kind, response)
+                    result = _result(frame, method, kind, response, self._clock.time())
                     seen_event = True
                     watchdog.event_arrived()
                     yield result
@@ -250,7 +241,7 @@ class Transport:
                 if seen_event:
                     raise StreamDropped(str(error), retry_after=error.retry_after) from None
                 raise
-        if watchdog.cut == "until" or (until is not None and time.monotonic() >= until):
+        if watchdog.cut == "until" or (until is not None and self._clock.monotonic() >= until):
             return
         # The socket's read timeout is the idle limit too: whichever fires first, it is a cut.
         if watchdog.cut == "idle" or isinstance(lost, httpx.ReadTimeout):
@@ -276,7 +267,7 @@ class Transport:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_response_bytes:
             raise ResponseTooLarge(f"{what}: the answer declares {declared} bytes")
-        deadline = time.monotonic() + self.call_seconds
+        deadline = self._clock.monotonic() + self.call_seconds
         body = bytearray()
         try:
             for chunk in response.iter_bytes():
@@ -285,13 +276,16 @@ class Transport:
                     raise ResponseTooLarge(
                         f"{what}: the answer is longer than {self.max_response_bytes} bytes"
                     )
-                if time.monotonic() > deadline:
+                if self._clock.monotonic() > deadline:
                     raise OutcomeUnknown(
                         f"{what}: the answer took longer than {self.call_seconds:g} s"
                     )
         except httpx.HTTPError as error:
             raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
         return bytes(body)
+
+    def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self._ids.token(), "method": method, "params": dict(params)}
 
     @contextmanager
     def _logged(self, call: str) -> Iterator[None]:
@@ -315,7 +309,7 @@ class Transport:
         status = response.status_code
         if 200 <= status < 300:
             return
-        retry_after = parse_retry_after(response.headers)
+        retry_after = parse_retry_after(response.headers, self._clock.time())
         where = f"{response.request.method} {response.request.url}"
         if 300 <= status < 400:
             location = response.headers.get("location", "nowhere")
@@ -326,7 +320,8 @@ class Transport:
                 retry_after=retry_after,
             )
         if status in (401, 403):
-            _count_credential_rejection(self._agent, status)
+            # The log-based metric agentkourier_credential_rejections_total counts these.
+            log.warning("credential_rejected", agent=self._agent, http_status=status)
             raise CredentialsRejected(
                 f"{where} answered HTTP {status}", http_status=status, retry_after=retry_after
             )
@@ -344,13 +339,16 @@ class _Watchdog:
     and the read timeout alone bounds the silence.
     """
 
-    def __init__(self, response: httpx.Response, idle: float, until: float | None) -> None:
+    def __init__(
+        self, response: httpx.Response, idle: float, until: float | None, clock: Clock
+    ) -> None:
         stream = response.extensions.get("network_stream")
         found = stream.get_extra_info("socket") if stream is not None else None
         self._socket = found if isinstance(found, socket.socket) else None
         self._idle = idle
         self._until = until
-        self._last_event = time.monotonic()
+        self._clock = clock
+        self._last_event = clock.monotonic()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
         self.cut: str | None = None
@@ -375,15 +373,15 @@ class _Watchdog:
 
     def event_arrived(self) -> None:
         """Restart the idle count."""
-        self._last_event = time.monotonic()
+        self._last_event = self._clock.monotonic()
 
     def _watch(self, stream_socket: socket.socket) -> None:
         while True:
             idle_deadline = self._last_event + self._idle
             deadline = idle_deadline if self._until is None else min(idle_deadline, self._until)
-            if self._stopped.wait(max(deadline - time.monotonic(), 0.0)):
+            if self._stopped.wait(max(deadline - self._clock.monotonic(), 0.0)):
                 return
-            now = time.monotonic()
+            now = self._clock.monotonic()
             if self._until is not None and now >= self._until:
                 self.cut = "until"
             elif now >= self._last_event + self._idle:
@@ -396,10 +394,6 @@ class _Watchdog:
             except OSError:
                 pass  # already closed: the read has ended anyway
             return
-
-
-def _request(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": dict(params)}
 
 
 def _content_type(response: httpx.Response) -> str:
@@ -446,7 +440,7 @@ def _json_value(body: bytes, response: httpx.Response) -> Any:
         ) from None
 
 
-def _result(frame: Any, method: str, kind: CallKind, response: httpx.Response) -> Any:
+def _result(frame: Any, method: str, kind: CallKind, response: httpx.Response, now: float) -> Any:
     """The result of a JSON-RPC response, or its error classified."""
     if isinstance(frame, Mapping) and "result" in frame:
         return frame["result"]
@@ -456,7 +450,7 @@ def _result(frame: Any, method: str, kind: CallKind, response: httpx.Response) -
     code = error.get("code")
     message = error.get("message")
     detail = f"{method}: JSON-RPC error {code}: {message}"
-    retry_after = parse_retry_after(response.headers)
+    retry_after = parse_retry_after(response.headers, now)
     failure: type[AgentError] = NotSent
     if code == -31403:
         failure = IdentityRefused

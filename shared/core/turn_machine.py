@@ -55,7 +55,7 @@ deterministic under test.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
@@ -123,9 +123,7 @@ class Subscribe:
 
 @dataclass(frozen=True)
 class ReadTask:
-    """Read the task with GetTask. ``final``: take what it says as the end."""
-
-    final: bool = False
+    """Read the task with GetTask."""
 
 
 @dataclass(frozen=True)
@@ -203,7 +201,6 @@ class TurnState:
     stream_lost_at: float | None = None
     last_sign_of_life: float | None = None
     message_reply: bool = False
-    outcome: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -211,8 +208,9 @@ class TurnState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TurnState:
-        """Back from ``to_dict``."""
-        state = cls(**data)
+        """Back from ``to_dict`` (of this release or an earlier one: unknown keys are dropped)."""
+        known = {field.name for field in fields(cls)}
+        state = cls(**{key: value for key, value in data.items() if key in known})
         state.phase, state.after_wait = Phase(state.phase), Phase(state.after_wait)
         state.state = TaskState(state.state) if state.state else None
         return state
@@ -368,7 +366,7 @@ class TurnMachine:
         if s.state is not None and s.state.settles_stream and not s.settling_update:
             return self._settled(s.state)
         if s.settling_update:
-            return self._to(Phase.READ, [ReadTask(final=True)])
+            return self._to(Phase.READ, [ReadTask()])
         return self._lost(now, jitter, quiet=events == 0)
 
     def _lost(
@@ -556,7 +554,7 @@ class TurnMachine:
         return actions
 
     def _finish(self, outcome: str) -> list[Action]:
-        self.state.phase, self.state.outcome = Phase.DONE, outcome
+        self.state.phase = Phase.DONE
         return [Finish(outcome)]
 
 

@@ -8,7 +8,7 @@ from slack_sdk.errors import SlackApiError
 
 from shared.core.model import Actor
 from shared.core.untrusted import untrusted_block
-from shared.slack.web import slack_client
+from shared.ports import Chat
 from shared.store import Store
 
 _KEEP = timedelta(days=1)
@@ -17,7 +17,7 @@ THREAD_REPLY = "a Slack thread reply that did not mention Agent Kourier"
 """The source named by the untrusted-data block around such a reply."""
 
 
-def actor_for(store: Store, user_id: str) -> Actor:
+def actor_for(store: Store, chat: Chat, user_id: str) -> Actor:
     """The person's actor (name and email when Slack tells them).
 
     Slack's answer is cached, a "user_not_found" too (an actor with no name
@@ -27,7 +27,7 @@ def actor_for(store: Store, user_id: str) -> Actor:
     profile = store.cached_user(user_id)
     if profile is None:
         try:
-            user = slack_client().users_info(user=user_id)["user"]
+            user = chat.users_info(user=user_id)["user"]
         except SlackApiError as error:
             if error.response.get("error") != "user_not_found":
                 return Actor(id=user_id)

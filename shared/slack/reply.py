@@ -49,19 +49,16 @@ step shown again changes nothing).
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import structlog
-from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from shared.core.redaction import redact
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.tool_steps import StepFinished, StepStarted
+from shared.ports import Chat, Clock, Runtime
 from shared.slack.markdown import (
     MarkdownStream,
     cut_point,
@@ -142,26 +139,32 @@ class ThreadReply:
 
     def __init__(
         self,
-        client: WebClient,
+        client: Chat,
         channel: str,
         thread_ts: str,
         recipient_user: str | None,
         recipient_team: str | None,
+        *,
+        clock: Clock,
+        runtime: Runtime,
         limits: ReplyLimits = ReplyLimits(),
     ) -> None:
         """Start an empty reply.
 
         Args:
-            client: The WebClient to call Slack with.
+            client: Slack's Web API.
             channel: The thread's channel.
             thread_ts: The thread's ts.
             recipient_user: The person the reply answers. Outside a direct
                 message a stream needs one, so without it the reply is
                 posted and edited instead.
             recipient_team: That person's team.
+            clock: What time it is (intervals, stream ages, waits).
+            runtime: Makes the lock and the timer that sends what waits.
             limits: When to roll over and how often to call Slack.
         """
         self._client = client
+        self._clock = clock
         self._channel = channel
         self._thread_ts = thread_ts
         self._recipient = {
@@ -173,8 +176,8 @@ class ThreadReply:
             if value
         }
         self._limits = limits
-        self._lock = threading.RLock()
-        self._timer = _Timer(self._lock, self._on_timer)
+        self._lock = runtime.lock()
+        self._timer = runtime.timer(self._lock, self._on_timer)
         self._failure: Exception | None = None
         self._answer = ""
         self._markdown = MarkdownStream()
@@ -355,7 +358,7 @@ class ThreadReply:
 
     def _pump(self) -> None:
         """Do what is due now; leave the rest to the timer."""
-        now = time.time()
+        now = self._clock.time()
         due: list[float] = []
         if self._status_at is not None and not self._posted():
             if now - self._status_at >= self._limits.status_refresh:
@@ -399,7 +402,7 @@ class ThreadReply:
         return any(message.ts for message in self._messages)
 
     def _set_status(self) -> None:
-        self._status_at = time.time()
+        self._status_at = self._clock.time()
         try:
             self._client.assistant_threads_setStatus(
                 channel_id=self._channel, thread_ts=self._thread_ts, status=WORKING_STATUS
@@ -433,7 +436,7 @@ class ThreadReply:
         while self._queue and not self._fallback:
             stream = self._stream()
             if stream is not None and (
-                time.time() - stream.started_at >= self._limits.stream_seconds
+                self._clock.time() - stream.started_at >= self._limits.stream_seconds
                 or len(stream.text) >= self._room
             ):
                 self._roll_over(stream)
@@ -476,7 +479,7 @@ class ThreadReply:
             }
             count -= 1
         del self._queue[:count]
-        self._last_append = time.time()
+        self._last_append = self._clock.time()
 
     def _start_stream(self, batch: list[dict[str, Any]], size: int) -> None:
         chunks = self._carry + batch
@@ -499,7 +502,7 @@ class ThreadReply:
                 ts=str(answer["ts"]),
                 streamed=True,
                 streaming=True,
-                started_at=time.time(),
+                started_at=self._clock.time(),
                 text=_text_of(chunks),
                 content=size,
             )
@@ -655,7 +658,7 @@ class ThreadReply:
             When the messages left unwritten may be written. With ``force``,
             waits for that instead and writes every one.
         """
-        self._last_layout = time.time()
+        self._last_layout = self._clock.time()
         text, bounds = self._lay_out()
         due: list[float] = []
         for message, (start, end) in zip(self._messages, bounds):
@@ -666,11 +669,11 @@ class ThreadReply:
             if payload == message.written:
                 continue
             ready_at = message.written_at + self._limits.update_interval if message.ts else 0.0
-            if time.time() < ready_at:
+            if self._clock.time() < ready_at:
                 if not force:
                     due.append(ready_at)
                     continue
-                time.sleep(max(0.0, ready_at - time.time()))
+                self._clock.sleep(max(0.0, ready_at - self._clock.time()))
             self._write(message, fields, payload)
         return due
 
@@ -707,7 +710,7 @@ class ThreadReply:
             )
             message.ts = str(answer["ts"])
             self._status_at = None
-        message.written, message.written_at = payload, time.time()
+        message.written, message.written_at = payload, self._clock.time()
         if message.streamed:
             message.text = fields["markdown_text"]
 
@@ -756,49 +759,3 @@ def _task_card(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
 
 def _text_of(chunks: list[dict[str, Any]]) -> str:
     return "".join(chunk["text"] for chunk in chunks if chunk["type"] == "markdown_text")
-
-
-class _Timer:
-    """Calls ``action`` under ``lock`` at the time last set, from a thread of its own.
-
-    The thread starts when a time is first set and ends at ``close``; a time
-    set after ``close`` starts a new one. Call ``set`` and ``close`` holding
-    the lock.
-    """
-
-    def __init__(self, lock: threading.RLock, action: Callable[[], None]) -> None:
-        self._wake = threading.Condition(lock)
-        self._action = action
-        self._at: float | None = None
-        self._generation = 0
-        self._running = False
-
-    def set(self, at: float | None) -> None:
-        """Call the action at ``at`` (epoch seconds), or not at all (None)."""
-        self._at = at
-        if at is not None and not self._running:
-            self._running = True
-            threading.Thread(
-                target=self._run, args=(self._generation,), name="thread-reply-timer", daemon=True
-            ).start()
-        self._wake.notify_all()
-
-    def close(self) -> None:
-        """End the thread; it leaves once the lock is free."""
-        self._at = None
-        self._generation += 1
-        self._running = False
-        self._wake.notify_all()
-
-    def _run(self, generation: int) -> None:
-        with self._wake:
-            while generation == self._generation:
-                if self._at is None:
-                    self._wake.wait()
-                    continue
-                delay = self._at - time.time()
-                if delay > 0:
-                    self._wake.wait(delay)
-                    continue
-                self._at = None
-                self._action()

@@ -9,18 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from slack_sdk.signature import Clock, SignatureVerifier
+from slack_sdk import signature as slack_signature
 
 from shared.errors import SlackRequestRejected
+from shared.ports import Clock
+
+
+class _VerifierClock(slack_signature.Clock):
+    """slack_sdk's clock, read from ours."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def now(self) -> float:
+        return self._clock.time()
 
 
 def verify_slack_request(
-    signing_secret: str, body: bytes, headers: Mapping[str, str], clock: Clock | None = None
+    signing_secret: str, body: bytes, headers: Mapping[str, str], clock: Clock
 ) -> None:
     """Raise SlackRequestRejected unless ``body`` is signed by Slack, recently."""
     if not signing_secret:
         raise SlackRequestRejected("no signing secret is configured")
-    verifier = SignatureVerifier(signing_secret, clock or Clock())
+    verifier = slack_signature.SignatureVerifier(signing_secret, _VerifierClock(clock))
     timestamp = headers.get("X-Slack-Request-Timestamp", "")
     signature = headers.get("X-Slack-Signature", "")
     if not timestamp.isdigit() or not verifier.is_valid(body, timestamp, signature):

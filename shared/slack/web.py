@@ -1,29 +1,18 @@
-"""The one Slack Web API client of a process.
+"""Slack's Web API client, as every Kourier process builds it.
 
 Everything Kourier writes to Slack goes through slack_sdk's WebClient, at
-``SLACK_API_URL`` with ``SLACK_BOT_TOKEN``. Rate limits (HTTP 429 with
-Retry-After) are retried by slack_sdk's own handler, in order, so no text is
-lost or reordered.
+``SLACK_API_URL`` with ``SLACK_BOT_TOKEN`` (``shared.bootstrap`` builds the
+one of a process). Rate limits (HTTP 429 with Retry-After) are retried by
+slack_sdk's own handler, in order, so no text is lost or reordered.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
 )
-
-from shared.settings import get_settings
-
-
-@lru_cache(maxsize=1)
-def slack_client() -> WebClient:
-    """The process's WebClient (built on first use)."""
-    settings = get_settings()
-    return web_client(settings.slack_api_url, settings.slack_bot_token)
 
 
 def web_client(api_url: str, token: str) -> WebClient:
@@ -37,9 +26,3 @@ def web_client(api_url: str, token: str) -> WebClient:
             RateLimitErrorRetryHandler(max_retry_count=5),
         ],
     )
-
-
-@lru_cache(maxsize=1)
-def bot_user_id() -> str:
-    """Our bot's own user ID (auth.test), to ignore our own messages."""
-    return str(slack_client().auth_test()["user_id"])

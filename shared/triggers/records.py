@@ -15,9 +15,9 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
-from google.cloud import firestore
-
-from shared.store import TURNS, Store, Turn, now
+from shared.errors import PreconditionFailed
+from shared.ports import Clock, Create, Documents, Update
+from shared.store import TURNS, Store, Turn
 from shared.triggers.threads import AlertThread, FloodSummary, Skipped, TriggerLedger
 
 ALERT_THREADS = "kourier_alert_threads"
@@ -33,9 +33,10 @@ def thread_key(trigger: str, group_key: str) -> str:
 class TriggerRecords:
     """The Firestore adapter of triggers."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, documents: Documents, clock: Clock) -> None:
         self._store = store
-        self._db: firestore.Client = store.db
+        self._documents = documents
+        self._clock = clock
 
     def change_thread(
         self,
@@ -47,7 +48,7 @@ class TriggerRecords:
 
         def change(current: dict[str, Any] | None) -> dict[str, Any] | None:
             wanted = decide(_thread(current) if current is not None else None)
-            return None if wanted is None else _thread_fields(wanted)
+            return None if wanted is None else self._thread_fields(wanted)
 
         written = self._store.change_document(ALERT_THREADS, thread_key(trigger, group_key), change)
         return None if written is None else _thread(written)
@@ -55,25 +56,30 @@ class TriggerRecords:
     def open_thread(self, claim: AlertThread, opened: AlertThread, turn: Turn) -> bool:
         """Record the opened thread and its first turn together, if the claim is still ``claim``.
 
-        One transaction: a thread is never open without its turn, and a turn
-        is never recorded for a claim another request took over.
+        One commit under a precondition on the claim as read: a thread is
+        never open without its turn, and a turn is never recorded for a claim
+        another request took over.
         """
-        ref = self._db.collection(ALERT_THREADS).document(
-            thread_key(claim.trigger, claim.group_key)
-        )
-        turn_ref = self._db.collection(TURNS).document(turn.id)
-
-        @firestore.transactional
-        def record(transaction: firestore.Transaction) -> bool:
-            snapshot = ref.get(transaction=transaction)
-            if not snapshot.exists or _thread(snapshot.to_dict()) != claim:
-                return False
-            turn.created_at = now()
-            transaction.create(turn_ref, asdict(turn))
-            transaction.update(ref, _thread_fields(opened))
-            return True
-
-        return bool(record(self._db.transaction()))
+        key = thread_key(claim.trigger, claim.group_key)
+        snapshot = self._documents.get(ALERT_THREADS, key)
+        if snapshot is None or _thread(snapshot.data) != claim:
+            return False
+        turn.created_at = self._clock.now()
+        try:
+            self._documents.commit(
+                [
+                    Create(TURNS, turn.id, asdict(turn)),
+                    Update(
+                        ALERT_THREADS,
+                        key,
+                        self._thread_fields(opened),
+                        if_updated_at=snapshot.update_time,
+                    ),
+                ]
+            )
+        except PreconditionFailed:
+            return False
+        return True
 
     def change_ledger(
         self, trigger: str, decide: Callable[[TriggerLedger], TriggerLedger | None]
@@ -89,12 +95,12 @@ class TriggerRecords:
 
     def ledger(self, trigger: str) -> TriggerLedger:
         """The trigger's ledger as stored."""
-        snapshot = self._db.collection(TRIGGERS).document(trigger).get()
-        return _ledger(snapshot.to_dict()) if snapshot.exists else TriggerLedger()
+        snapshot = self._documents.get(TRIGGERS, trigger)
+        return _ledger(snapshot.data) if snapshot is not None else TriggerLedger()
 
-
-def _thread_fields(thread: AlertThread) -> dict[str, Any]:
-    return {**asdict(thread), "firing": list(thread.firing), "expire_at": now() + KEEP}
+    def _thread_fields(self, thread: AlertThread) -> dict[str, Any]:
+        expire_at = self._clock.now() + KEEP
+        return {**asdict(thread), "firing": list(thread.firing), "expire_at": expire_at}
 
 
 def _thread(data: dict[str, Any] | None) -> AlertThread:

@@ -18,25 +18,22 @@ when it would change the thread, and 200 when it repeats the claim.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 import structlog
-from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from shared.config import KourierConfig, Trigger, load_config
+from shared.bootstrap import Deps
+from shared.config import Trigger
 from shared.core import notices
 from shared.errors import ConfigError, PayloadRejected, TriggerRejected
 from shared.ingress import Reply, hand_off
 from shared.secrets import read_secret
-from shared.settings import get_settings
 from shared.slack.prompts import notice_message
-from shared.slack.web import slack_client
-from shared.store import Store, Turn, get_store, now, session_key
+from shared.store import Turn, session_key
 from shared.triggers import messages
 from shared.triggers.auth import verify_request
 from shared.triggers.matchers import all_match
@@ -70,17 +67,16 @@ MAX_BODY = 1024 * 1024
 """A notification larger than this is refused (Alertmanager's max_alerts keeps them small)."""
 
 
-def handle_trigger(name: str, body: bytes, headers: Mapping[str, str]) -> Reply:
+def handle_trigger(deps: Deps, name: str, body: bytes, headers: Mapping[str, str]) -> Reply:
     """A notification for the trigger called ``name``."""
     if len(body) > MAX_BODY:
         return Reply(413, "payload too large")
-    config = load_config(get_settings().config_path)
-    trigger = config.trigger(name)
+    trigger = deps.config.trigger(name)
     try:
         if trigger is None:
             raise TriggerRejected("no trigger of that name")
         secret = read_secret(trigger.auth.secret_ref.name)
-        verify_request(trigger, secret, body, headers, time.time())
+        verify_request(trigger, secret, body, headers, deps.clock.time())
     except TriggerRejected as rejected:
         log.warning("trigger_rejected", trigger=name, reason=str(rejected))
         return Reply(401, "invalid request")
@@ -95,7 +91,7 @@ def handle_trigger(name: str, body: bytes, headers: Mapping[str, str]) -> Reply:
     group = group.keeping(tuple(a for a in group.alerts if all_match(matchers, a.labels)))
     if not group.alerts:
         return _answer(trigger, group, Outcome(200, "ignored: no alert matches the trigger"))
-    desk = AlertDesk(get_store(), slack_client(), config, trigger)
+    desk = AlertDesk(deps, trigger)
     return _answer(trigger, group, desk.take(group))
 
 
@@ -127,17 +123,16 @@ def _answer(trigger: Trigger, group: AlertGroup, outcome: Outcome) -> Reply:
 class AlertDesk:
     """One trigger's notifications, turned into threads, notes and turns."""
 
-    def __init__(
-        self, store: Store, slack: WebClient, config: KourierConfig, trigger: Trigger
-    ) -> None:
-        self.store, self.slack, self.trigger = store, slack, trigger
-        self.records = TriggerRecords(store)
-        self.binding = config.trigger_binding(trigger)
-        self.channel = config.trigger_channel(trigger)
+    def __init__(self, deps: Deps, trigger: Trigger) -> None:
+        self.deps, self.trigger = deps, trigger
+        self.store, self.slack = deps.store, deps.chat
+        self.records = TriggerRecords(deps.store, deps.documents, deps.clock)
+        self.binding = deps.config.trigger_binding(trigger)
+        self.channel = deps.config.trigger_channel(trigger)
 
     def take(self, group: AlertGroup) -> Outcome:
         """Do what ``group`` does to its thread."""
-        at = now()
+        at = self.deps.clock.now()
         seen: list[tuple[Decision, AlertThread | None]] = []
 
         def claim(current: AlertThread | None) -> AlertThread | None:
@@ -181,7 +176,7 @@ class AlertDesk:
         turn = self._turn(ts, ts, messages.opening_turn(self.trigger.name, group))
         if not self.records.open_thread(claim, opened(claim, self.channel, ts), turn):
             return Outcome(200, "nothing: another request took the group over")
-        hand_off(self.store, turn)
+        hand_off(self.deps, turn)
         return Outcome(200, "opened a thread", ts)
 
     def _release(self, claim: AlertThread) -> None:
@@ -216,7 +211,7 @@ class AlertDesk:
                 ts, thread.thread_ts, messages.resolution_turn(self.trigger.name, group), thread
             )
             if self.store.record_turn(turn).status == "received":
-                hand_off(self.store, turn)
+                hand_off(self.deps, turn)
         return Outcome(200, "resolved the thread", thread.thread_ts)
 
     def _turn(self, ts: str, thread_ts: str, text: str, thread: AlertThread | None = None) -> Turn:

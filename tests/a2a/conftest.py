@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from starlette.responses import JSONResponse
 
@@ -12,6 +13,10 @@ from local.demo_agent import build_app
 from shared.a2a.client import AgentClient
 from shared.a2a.discovery import CARD_PATH, CardCache
 from shared.config import AgentBackend, Binding
+from shared.settings import Settings
+from shared.system import SystemClock, SystemIds
+
+DEFAULTS = Settings()
 from tests.a2a.agents import ScriptedAgent, free_port, scripted_agent, serve_asgi
 
 MakeClient = Callable[..., AgentClient]
@@ -48,6 +53,7 @@ def make_client() -> MakeClient:
     ``make_client(url, identity=..., backend=dict(...), **client_kwargs)``.
     """
     cards = CardCache()
+    http = httpx.Client(follow_redirects=False)
 
     def make(
         url: str,
@@ -57,6 +63,11 @@ def make_client() -> MakeClient:
         **kwargs: Any,
     ) -> AgentClient:
         kwargs.setdefault("cards", cards)
+        kwargs.setdefault("http", http)
+        kwargs.setdefault("clock", SystemClock())
+        kwargs.setdefault("ids", SystemIds())
+        kwargs.setdefault("max_response_bytes", DEFAULTS.max_agent_response_bytes)
+        kwargs.setdefault("call_seconds", DEFAULTS.agent_call_seconds)
         return AgentClient(backend_for(url, **(backend or {})), binding_for(identity), **kwargs)
 
     return make

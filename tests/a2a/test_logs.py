@@ -24,10 +24,24 @@ import sys
 from shared.a2a.errors import AgentError
 from shared.logs import configure_logging
 from tests.a2a.conftest import backend_for, binding_for
+import httpx
 from shared.a2a.client import AgentClient
+from shared.a2a.discovery import CardCache
+from shared.settings import Settings
+from shared.system import SystemClock, SystemIds
 
-configure_logging()
-client = AgentClient(backend_for(sys.argv[1]), binding_for())
+configure_logging("demo-kourier")
+settings = Settings()
+client = AgentClient(
+    backend_for(sys.argv[1]),
+    binding_for(),
+    http=httpx.Client(),
+    cards=CardCache(),
+    clock=SystemClock(),
+    ids=SystemIds(),
+    max_response_bytes=settings.max_agent_response_bytes,
+    call_seconds=settings.agent_call_seconds,
+)
 try:
     client.get_task("t1")
 except AgentError:

@@ -130,10 +130,6 @@ WORKING = TaskState.WORKING
 DONE = {"phase": Phase.DONE}
 
 
-def done(outcome: str) -> dict[str, Any]:
-    return {"phase": Phase.DONE, "outcome": outcome}
-
-
 def run(row: Row) -> TurnState:
     """Feed the row's events, checking actions and the checkpoint round trip after each."""
     state = TurnState(started_at=0.0, has_context=row.has_context, task_id=row.task_id)
@@ -165,7 +161,7 @@ TASK_STATE_ROWS = [
             at(2, status(WORKING)),
             at(3, status(WORKING)),
         ],
-        {"phase": Phase.FOLLOW, "task_id": "t1", "outcome": None},
+        {"phase": Phase.FOLLOW, "task_id": "t1"},
     ),
     *[
         Row(
@@ -176,7 +172,7 @@ TASK_STATE_ROWS = [
                 at(2, snapshot(state)),
                 at(3, CLOSED, Finish(state.value)),
             ],
-            done(state.value),
+            DONE,
         )
         for state in SETTLED_STATES
     ],
@@ -187,10 +183,10 @@ TASK_STATE_ROWS = [
                 start(),
                 at(1, snapshot(WORKING)),
                 at(2, status(state)),
-                at(3, CLOSED, ReadTask(final=True)),
+                at(3, CLOSED, ReadTask()),
                 at(3, TaskRead(state), Finish(state.value)),
             ],
-            done(state.value),
+            DONE,
         )
         for state in SETTLED_STATES
     ],
@@ -201,7 +197,7 @@ TASK_STATE_ROWS = [
             at(1, snapshot(TaskState.AUTH_REQUIRED)),
             at(2, CLOSED, Cancel(notices.UNUSABLE_PAUSE), Finish("auth_required")),
         ],
-        done("auth_required"),
+        DONE,
     ),
     Row(
         "auth-required found by the final read: cancelled, then told, ended",
@@ -209,7 +205,7 @@ TASK_STATE_ROWS = [
             start(),
             at(1, status(WORKING)),
             at(2, status(TaskState.AUTH_REQUIRED)),
-            at(3, CLOSED, ReadTask(final=True)),
+            at(3, CLOSED, ReadTask()),
             at(
                 3,
                 TaskRead(TaskState.AUTH_REQUIRED),
@@ -217,7 +213,7 @@ TASK_STATE_ROWS = [
                 Finish("auth_required"),
             ),
         ],
-        done("auth_required"),
+        DONE,
     ),
     Row(
         "input-required is a question",
@@ -226,17 +222,17 @@ TASK_STATE_ROWS = [
             at(1, snapshot(TaskState.INPUT_REQUIRED)),
             at(2, CLOSED, Finish("input_required")),
         ],
-        done("input_required"),
+        DONE,
     ),
     Row(
         "a Message reply (role agent, no task) is the whole turn",
         [start(), at(1, MESSAGE_REPLY), at(2, CLOSED, Finish("completed"))],
-        done("completed"),
+        DONE,
     ),
     Row(
         "a Message reply, then the stream fails: still the whole turn",
         [start(), at(1, MESSAGE_REPLY), at(2, fail(Failure.DROPPED), Finish("completed"))],
-        done("completed"),
+        DONE,
     ),
 ]
 
@@ -255,7 +251,7 @@ STREAM_ROWS = [
             at(8, snapshot(TaskState.COMPLETED)),
             at(9, CLOSED, Finish("completed")),
         ],
-        done("completed"),
+        DONE,
     ),
     Row(
         "a stream dropped after events: GetTask a second later finds the task done",
@@ -266,7 +262,7 @@ STREAM_ROWS = [
             at(6, timer(1), ReadTask()),
             at(6, TaskRead(TaskState.COMPLETED), Finish("completed")),
         ],
-        done("completed"),
+        DONE,
     ),
     Row(
         "an agent without SubscribeToTask is polled with GetTask, backing off up to the poll cap",
@@ -288,7 +284,7 @@ STREAM_ROWS = [
             at(21, timer(6), ReadTask()),
             at(21, TaskRead(TaskState.COMPLETED), Finish("completed")),
         ],
-        done("completed"),
+        DONE,
         timings=TurnTimings(poll_cap=8, backoff_cap=1000),
     ),
     Row(
@@ -330,7 +326,7 @@ STREAM_ROWS = [
             start(),
             at(1, status(WORKING)),
             at(2, status(TaskState.INPUT_REQUIRED)),
-            at(3, CLOSED, ReadTask(final=True)),
+            at(3, CLOSED, ReadTask()),
             at(3, TaskRead(WORKING), wait(4, 1)),
             at(4, timer(1), ReadTask()),
             at(4, TaskRead(WORKING), Subscribe()),
@@ -343,7 +339,7 @@ STREAM_ROWS = [
             start(),
             at(1, status(WORKING)),
             at(2, status(TaskState.COMPLETED)),
-            at(3, CLOSED, ReadTask(final=True)),
+            at(3, CLOSED, ReadTask()),
             at(3, fail(Failure.UNKNOWN), wait(4, 1)),
             at(4, timer(1), ReadTask()),
             at(4, TaskRead(WORKING), Subscribe()),
@@ -435,7 +431,7 @@ UNKNOWN_OUTCOME_ROWS = [
             at(901, timer(3), LookUp()),
             at(901, fail(Failure.NOT_SENT), Notify(GIVE_UP), Finish("unreachable")),
         ],
-        done("unreachable"),
+        DONE,
     ),
     Row(
         "events that named no task, then a normal close: the request failed, nothing is sent again",
@@ -444,7 +440,7 @@ UNKNOWN_OUTCOME_ROWS = [
             at(1, status(WORKING, task_id=None)),
             at(2, CLOSED, Notify(notices.REQUEST_FAILED), Finish("no_task")),
         ],
-        done("no_task"),
+        DONE,
     ),
     Row(
         "events that named no task, then the stream fails: the request failed, not sent again",
@@ -453,7 +449,7 @@ UNKNOWN_OUTCOME_ROWS = [
             at(1, status(WORKING, task_id=None)),
             at(2, fail(Failure.DROPPED), Notify(notices.REQUEST_FAILED), Finish("no_task")),
         ],
-        done("no_task"),
+        DONE,
     ),
 ]
 
@@ -510,7 +506,7 @@ BUSY_ROWS = [
             at(200, snapshot(TaskState.COMPLETED)),
             at(200, CLOSED, Finish("completed")),
         ],
-        done("completed"),
+        DONE,
     ),
     Row(
         "busy for a long time is waited out, whatever the 15-minute limit",
@@ -522,7 +518,7 @@ BUSY_ROWS = [
             at(3600, fail(Failure.BUSY), wait(3602, 3)),  # the wake for the notice was a wait too
             at(3602, timer(3), Send()),
         ],
-        {"phase": Phase.SEND, "outcome": None},
+        {"phase": Phase.SEND},
     ),
     Row(
         "busy with a Retry-After past 2 minutes: told at 2 minutes, sent no sooner than asked",
@@ -547,7 +543,7 @@ BUSY_ROWS = [
             at(2103, timer(4), LookUp()),
             at(2103, fail(Failure.UNKNOWN), Notify(GIVE_UP), Finish("unreachable")),
         ],
-        done("unreachable"),
+        DONE,
     ),
 ]
 
@@ -564,7 +560,7 @@ GIVE_UP_ROWS = [
             at(900, timer(2), Send()),
             at(900, fail(Failure.NOT_SENT), Notify(GIVE_UP), Finish("unreachable")),
         ],
-        done("unreachable"),
+        DONE,
     ),
     Row(
         "the card cannot be fetched: retried, then the turn fails after 15 minutes",
@@ -573,7 +569,7 @@ GIVE_UP_ROWS = [
             at(0.5, timer(1), Send()),
             at(900, fail(Failure.UNREACHABLE), Notify(GIVE_UP), Finish("unreachable")),
         ],
-        done("unreachable"),
+        DONE,
     ),
     Row(
         "0.3: unknown outcomes are sent again until 15 minutes, then the turn fails",
@@ -583,7 +579,7 @@ GIVE_UP_ROWS = [
             at(0.5, timer(1), Send()),
             at(950, CLOSED, Notify(GIVE_UP), Finish("unreachable")),  # closed naming no task
         ],
-        done("unreachable"),
+        DONE,
     ),
 ]
 
@@ -632,7 +628,7 @@ FAIL_AT_ONCE_ROWS = [
                     Finish(failure.value),
                 ),
             ],
-            done(failure.value),
+            DONE,
         )
         for failure, reason in REFUSALS
         for site, steps in CALL_SITES.items()
@@ -649,7 +645,7 @@ FAIL_AT_ONCE_ROWS = [
                     Finish("session_gone"),
                 ),
             ],
-            done("session_gone"),
+            DONE,
         )
         for site in ("GetTask", "SubscribeToTask")
     ],
@@ -664,7 +660,7 @@ FAIL_AT_ONCE_ROWS = [
                 Finish("answer_rejected"),
             ),
         ],
-        {"phase": Phase.DONE, "outcome": "answer_rejected", "task_id": "t-paused"},
+        {"phase": Phase.DONE, "task_id": "t-paused"},
         task_id="t-paused",
     ),
 ]
@@ -692,7 +688,7 @@ NO_SIGN_OF_LIFE_ROWS = [
                 Finish("no_sign_of_life"),
             ),
         ],
-        done("no_sign_of_life"),
+        DONE,
         timings=LIFE,
     ),
     Row(
@@ -708,7 +704,7 @@ NO_SIGN_OF_LIFE_ROWS = [
             at(152, timer(3), ReadTask()),
             at(152, TaskRead(TaskState.COMPLETED), Finish("completed")),
         ],
-        done("completed"),
+        DONE,
         timings=LIFE,
     ),
     Row(
@@ -727,7 +723,7 @@ NO_SIGN_OF_LIFE_ROWS = [
                 Finish("no_sign_of_life"),
             ),
         ],
-        done("no_sign_of_life"),
+        DONE,
         timings=LIFE,
     ),
 ]
@@ -836,7 +832,7 @@ TIMER_ROWS = [
             at(3, fail(Failure.SESSION_GONE)),
             at(3, TaskRead(TaskState.FAILED)),
         ],
-        done("completed"),
+        DONE,
     ),
 ]
 
@@ -861,10 +857,10 @@ NOT_THE_TURNS_ROWS = [
             at(1, status(WORKING)),
             at(2, status(TaskState.FAILED, task_id="t2")),
             at(3, status(TaskState.COMPLETED)),
-            at(4, CLOSED, ReadTask(final=True)),
+            at(4, CLOSED, ReadTask()),
             at(4, TaskRead(TaskState.COMPLETED), Finish("completed")),
         ],
-        done("completed"),
+        DONE,
     ),
     Row(
         "another task's events before a close count as no event: the stream closed quiet",
@@ -888,7 +884,7 @@ NOT_THE_TURNS_ROWS = [
             at(3, snapshot(TaskState.COMPLETED)),
             at(4, CLOSED, Finish("completed")),
         ],
-        {**done("completed"), "task_id": "t1", "message_reply": False},
+        {**DONE, "task_id": "t1", "message_reply": False},
     ),
     Row(
         "a Message from the user is ignored",
@@ -902,7 +898,7 @@ NOT_THE_TURNS_ROWS = [
             at(1, status(WORKING)),
             at(2, message()),
             at(3, status(TaskState.COMPLETED)),
-            at(4, CLOSED, ReadTask(final=True)),
+            at(4, CLOSED, ReadTask()),
         ],
         {"message_reply": False, "task_id": "t1"},
     ),
@@ -985,10 +981,10 @@ def test_a_turn_that_ends_is_told_why_once(row: Row) -> None:
     ending = next(
         step for step in reversed(row.steps) if any(isinstance(a, Finish) for a in step.actions)
     )
-    state = run(row)
-    assert state.outcome is not None
+    run(row)
+    [finish] = [action for action in ending.actions if isinstance(action, Finish)]
     told = [action for action in ending.actions if isinstance(action, Notify | Cancel)]
-    picked = final_notice(state.outcome, has_answer_text=True, status=None)
+    picked = final_notice(finish.outcome, has_answer_text=True, status=None)
     assert len(told) + (picked is not None) <= 1, (told, picked)
 
 

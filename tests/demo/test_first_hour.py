@@ -12,10 +12,11 @@ from google.cloud import firestore
 from local.cli import banner
 from local.demo_agent.behaviours import BEHAVIOURS
 from local.stack import REPO
-from shared.settings import get_settings
+from shared.firestore import FirestoreDocuments
 from shared.slack.people import actor_for
-from shared.slack.web import slack_client
+from shared.slack.web import web_client
 from shared.store import Store
+from shared.system import SystemClock
 from tests.demo.conftest import Kourier
 
 GHOST = "U0GHOST"
@@ -69,19 +70,11 @@ def test_say_without_a_running_stack_says_to_start_one(kourier: Kourier) -> None
 
 def test_a_user_slack_does_not_know_is_looked_up_once(kourier: Kourier) -> None:
     env = kourier.stack.function_env
-    settings = {
-        name: env[name]
-        for name in ("FIRESTORE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT", "SLACK_API_URL")
-    }
-    with mock.patch.dict(os.environ, {**settings, "SLACK_BOT_TOKEN": env["SLACK_BOT_TOKEN"]}):
-        get_settings.cache_clear()
-        slack_client.cache_clear()
-        try:
-            store = Store(firestore.Client(project=settings["GOOGLE_CLOUD_PROJECT"]))
-            first, second = actor_for(store, GHOST), actor_for(store, GHOST)
-        finally:
-            get_settings.cache_clear()
-            slack_client.cache_clear()
+    project = env["GOOGLE_CLOUD_PROJECT"]
+    with mock.patch.dict(os.environ, {"FIRESTORE_EMULATOR_HOST": env["FIRESTORE_EMULATOR_HOST"]}):
+        store = Store(FirestoreDocuments(firestore.Client(project=project)), SystemClock())
+    chat = web_client(env["SLACK_API_URL"], env["SLACK_BOT_TOKEN"])
+    first, second = actor_for(store, chat, GHOST), actor_for(store, chat, GHOST)
 
     assert first.id == second.id == GHOST and first.name is None and second.email is None
     lookups = [c for c in kourier.standin.calls("users.info") if c.params.get("user") == GHOST]

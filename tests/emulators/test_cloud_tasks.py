@@ -11,6 +11,7 @@ from google.cloud import tasks_v2
 
 from local.emulators import EmulatorEnv
 from shared.handoff import make_tasks_client
+from shared.settings import Settings
 from tests.emulators.http_recorder import Endpoint, HttpRecorder
 
 SCHEDULE_DELAY = timedelta(seconds=2)
@@ -20,7 +21,7 @@ MAX_ATTEMPTS = 3
 
 @pytest.fixture
 def tasks(emulators: EmulatorEnv) -> tasks_v2.CloudTasksClient:
-    return make_tasks_client()
+    return make_tasks_client(Settings())
 
 
 @pytest.fixture

@@ -7,18 +7,18 @@ from google.cloud import pubsub_v1
 from local.emulators import EmulatorEnv
 from local.provision import QUEUE_RETRY, provision
 from shared.handoff import make_tasks_client
-from shared.settings import get_settings
+from shared.settings import Settings
 
 
 def test_provision_twice_creates_queues_and_repoints_the_turn_subscription(
     emulators: EmulatorEnv,
 ) -> None:
-    settings = get_settings()
+    settings = Settings()
 
     provision(emulators.variables, "http://127.0.0.1:20397/first")
     provision(emulators.variables, "http://127.0.0.1:20397/second/")
 
-    tasks = make_tasks_client()
+    tasks = make_tasks_client(settings)
     for queue in (settings.follow_queue, settings.timers_queue):
         created = tasks.get_queue(name=tasks.queue_path(settings.project, settings.location, queue))
         assert created.retry_config.max_attempts == QUEUE_RETRY.max_attempts

@@ -16,7 +16,7 @@ from google.cloud import pubsub_v1
 from local.emulators import EmulatorEnv
 from local.processes import running
 from local.provision import TURN_RETRY, provision
-from shared.settings import get_settings
+from shared.settings import Settings
 from tests.emulators.http_recorder import Endpoint, HttpRecorder
 
 FUNCTION_PORT = 20395
@@ -83,7 +83,7 @@ def test_published_turn_reaches_the_function_as_a_message_published_cloudevent(
     emulators: EmulatorEnv, publisher: pubsub_v1.PublisherClient, turn_send_stand_in: Endpoint
 ) -> None:
     provision(emulators.variables, f"http://127.0.0.1:{FUNCTION_PORT}/")
-    topic = publisher.topic_path(emulators.project, get_settings().turns_topic)
+    topic = publisher.topic_path(emulators.project, Settings().turns_topic)
     turn = json.dumps({"thread": "C1/1700000000.000100", "text": "héllo ✓"}).encode()
 
     message_id = publisher.publish(topic, turn, kind="turn").result()

@@ -27,9 +27,11 @@ from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Message, Posted
 from local.stack import DEMO_CHANNEL, Stack, StackPorts, running_stack
 from shared.core import notices
+from shared.firestore import FirestoreDocuments
 from shared.handoff import make_tasks_client
 from shared.settings import Settings
 from shared.store import SESSIONS, TURNS, Store, Turn
+from shared.system import SystemClock
 from tests.faults.agent import (
     V03_PATH,
     FaultyAgent,
@@ -190,7 +192,7 @@ class Faults:
         with mock.patch.dict(os.environ, emulators):  # Google's clients read them when built
             self.db = firestore.Client(project=self.settings.project)
             self._publisher = pubsub_v1.PublisherClient()
-        self.store = Store(self.db)
+        self.store = Store(FirestoreDocuments(self.db), SystemClock())
         self.tasks = make_tasks_client(self.settings)
 
     # Slack ----------------------------------------------------------------------

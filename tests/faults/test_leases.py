@@ -15,7 +15,8 @@ from typing import Any
 
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION
-from shared.store import SESSIONS, Session, now
+from shared.core.session import Session
+from shared.store import SESSIONS
 from tests.hitl_e2e.agent import HitlAgent, Say, Stage, hitl_pause
 from tests.hitl_e2e.conftest import Thread
 
@@ -44,7 +45,7 @@ def test_a_renewal_never_shortens_a_lease(faults: Faults) -> None:
     # Firestore keeps what the last write says: a checkpoint's renewal, written
     # while a turn waits on a 15-minute question, must not bring its lease nearer.
     session_id = f"{BINDING}-lease-{uuid.uuid4().hex}"
-    until = now() + timedelta(minutes=15)
+    until = faults.store.now() + timedelta(minutes=15)
     session = Session(
         id=session_id,
         binding=BINDING,
@@ -56,11 +57,15 @@ def test_a_renewal_never_shortens_a_lease(faults: Faults) -> None:
     )
     faults.store.change_session(session_id, lambda _: session)
     try:
-        faults.store.renew_lease(session_id, session.active_turn or "", timedelta(seconds=540))
+        faults.store.renew_lease(
+            session_id, session.active_turn or "", session.generation, timedelta(seconds=540)
+        )
         renewed = faults.store.session(session_id)
         assert renewed is not None and renewed.lease_until == until
 
-        faults.store.renew_lease(session_id, session.active_turn or "", timedelta(minutes=30))
+        faults.store.renew_lease(
+            session_id, session.active_turn or "", session.generation, timedelta(minutes=30)
+        )
         extended = faults.store.session(session_id)
         assert extended is not None and extended.lease_until is not None
         assert extended.lease_until > until

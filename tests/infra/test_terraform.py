@@ -333,10 +333,11 @@ def test_every_collection_whose_documents_expire_has_a_ttl_policy(
     terraform_files: dict[str, dict[str, Any]],
 ) -> None:
     """The code gives these documents an ``expire_at``; only a TTL policy makes Firestore act on it."""
+    from shared.checkpoint import CHECKPOINTS
     from shared.store import EVENTS, TURNS, USERS
     from shared.triggers.records import ALERT_THREADS
 
-    expiring = {EVENTS, USERS, TURNS, ALERT_THREADS}
+    expiring = {EVENTS, USERS, TURNS, ALERT_THREADS, CHECKPOINTS}
     with_ttl: set[str] = set()
     for _, kind, body in blocks(terraform_files, "resource"):
         if kind == "google_firestore_field":

@@ -19,6 +19,7 @@ from shared.core.model import StreamEvent
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
 from shared.slack.reply import ReplyLimits, ThreadReply
+from shared.system import SystemClock, ThreadRuntime
 from tests.core.reply_builders import call, chunk, result, text
 from tests.replies.support import (
     CHANNEL,
@@ -38,7 +39,16 @@ def new_reply(
 ) -> ThreadReply:
     """A reply to Alice (or, without ``person``, to no one: a turn an alert started)."""
     user, team = ("U0ALICE", "T0KOURIER") if person else (None, None)
-    return ThreadReply(slack, CHANNEL, thread_ts, user, team, limits)
+    return ThreadReply(
+        slack,
+        CHANNEL,
+        thread_ts,
+        user,
+        team,
+        clock=SystemClock(),
+        runtime=ThreadRuntime(),
+        limits=limits,
+    )
 
 
 def play(

@@ -1,0 +1,208 @@
+"""The session lease: who carries a thread's turn, decided without I/O.
+
+Theory of operation: a session is one Slack thread under one binding. Its
+document says which turn is carried (``active_turn``), until when
+(``lease_until``: the carrier renews it; one that stops renewing is dead) and
+under which claim (``generation``: every claim, hand-over and timer bumps it,
+so a stale delivery, or a carrier that stalled and was taken over, is told
+apart from the current one). Every change of a session is one of the
+functions below: each takes the session as stored (None when there is none)
+and what the caller knows, changes the session in place, and returns whether
+it is to be written (``Write``) or not (``Keep``). The shell writes it under a
+precondition on the document's update time and, when another writer got
+there first, reads it again and decides again, so each function must decide
+from the session it is given and nothing else.
+
+A carrier's own changes (``renew``, ``advance``, ``let_go`` and the
+``carried`` edits) hold only while the session carries its turn at its
+generation: otherwise the carrier is ``Superseded`` and must stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from shared.errors import Superseded
+
+
+@dataclass
+class Session:
+    """One Slack thread under one binding."""
+
+    id: str
+    binding: str
+    channel: str
+    thread_ts: str
+    backend_incarnation: str
+    context_id: str | None = None
+    active_turn: str | None = None
+    lease_until: datetime | None = None
+    task_id: str | None = None
+    open_question: str | None = None
+    """The key of the question the active turn waits on (a thread reply may answer it)."""
+    generation: int = 0
+    """Bumped by every claim, hand-over and timer: a stale Cloud Task finds it moved on."""
+    updated_at: datetime | None = None
+
+    def lease_expired(self, at: datetime) -> bool:
+        """Whether the function carrying the active turn has stopped renewing it."""
+        return self.lease_until is None or self.lease_until <= at
+
+
+@dataclass(frozen=True)
+class Thread:
+    """What a new session is made of: the thread and binding of the turn that triggered it."""
+
+    session_id: str
+    binding: str
+    channel: str
+    thread_ts: str
+    backend_incarnation: str | None
+    """None when the binding is no longer configured (the turn is then ended, not sent)."""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The session, claimed for ``turn_id``."""
+
+    session: Session
+    turn_id: str
+    taken_over: bool
+    """The turn was another function's, whose lease ran out (it died or failed)."""
+
+
+def carries(session: Session | None, turn_id: str, generation: int) -> bool:
+    """Whether ``session`` still carries ``turn_id`` for the claim of ``generation``."""
+    return (
+        session is not None and session.active_turn == turn_id and session.generation == generation
+    )
+
+
+def claim(
+    current: Session | None,
+    thread: Thread,
+    first_waiting: Callable[[], str | None],
+    at: datetime,
+    lease: timedelta,
+) -> Claimed | None:
+    """Claim the session for its next turn (a trigger from the turns topic).
+
+    The active turn, if its lease ran out (taken over); else the oldest
+    waiting turn (``first_waiting``, read only when needed). None while the
+    active turn's carrier holds its lease, or when nothing waits. A backend
+    replaced since the session began forgets the agent's context.
+    """
+    if current is not None and current.active_turn:
+        if not current.lease_expired(at):
+            return None
+        turn_id, taken_over = current.active_turn, True
+    else:
+        waiting = first_waiting()
+        if waiting is None:
+            return None
+        turn_id, taken_over = waiting, False
+    session = current or Session(
+        id=thread.session_id,
+        binding=thread.binding,
+        channel=thread.channel,
+        thread_ts=thread.thread_ts,
+        backend_incarnation=thread.backend_incarnation or "",
+    )
+    incarnation = thread.backend_incarnation
+    if incarnation is not None and session.backend_incarnation != incarnation:
+        session.backend_incarnation, session.context_id = incarnation, None
+    session.active_turn, session.lease_until = turn_id, at + lease
+    session.generation += 1
+    return Claimed(session, turn_id, taken_over)
+
+
+def resume(
+    current: Session | None, turn_id: str, generation: int, at: datetime, lease: timedelta
+) -> Session | None:
+    """Claim the session for a hand-over, a timer or an answer scheduled at ``generation``.
+
+    None for a stale or duplicate delivery (the session moved on).
+    """
+    if current is None or not carries(current, turn_id, generation):
+        return None
+    current.generation += 1
+    current.lease_until = at + lease
+    return current
+
+
+def renew(
+    current: Session | None, turn_id: str, generation: int, until: datetime
+) -> Session | None:
+    """Extend the carrier's lease to ``until``; never shorten it (None: nothing to write).
+
+    Raises:
+        Superseded: The session no longer carries the turn at ``generation``.
+    """
+    session = _own(current, turn_id, generation)
+    if session.lease_until is not None and session.lease_until >= until:
+        return None
+    session.lease_until = until
+    return session
+
+
+def advance(
+    current: Session | None,
+    turn_id: str,
+    generation: int,
+    until: datetime,
+    task_id: str | None,
+    open_question: str | None,
+) -> Session:
+    """A hand-over or a long wait: a new generation, leased until ``until``.
+
+    Raises:
+        Superseded: The session no longer carries the turn at ``generation``.
+    """
+    session = _own(current, turn_id, generation)
+    session.generation += 1
+    session.lease_until = until
+    session.task_id = task_id
+    session.open_question = open_question
+    return session
+
+
+def carried(
+    current: Session | None, turn_id: str, generation: int, change: Callable[[Session], None]
+) -> Session:
+    """Any other change the carrier makes (the context learnt or forgotten, a question closed).
+
+    Raises:
+        Superseded: The session no longer carries the turn at ``generation``.
+    """
+    session = _own(current, turn_id, generation)
+    change(session)
+    return session
+
+
+def let_go(current: Session | None, turn_id: str, generation: int, at: datetime) -> Session | None:
+    """After a failure: end the carrier's lease now (None if the claim is no longer its own)."""
+    if current is None or not carries(current, turn_id, generation):
+        return None
+    current.lease_until = at
+    return current
+
+
+def release(current: Session | None, turn_id: str) -> Session | None:
+    """The turn ended: the session carries nothing, and waits on no question.
+
+    None if the session carries another turn.
+    """
+    if current is None or current.active_turn != turn_id:
+        return None
+    current.active_turn, current.lease_until, current.task_id = None, None, None
+    current.open_question = None
+    current.generation += 1
+    return current
+
+
+def _own(current: Session | None, turn_id: str, generation: int) -> Session:
+    if current is None or not carries(current, turn_id, generation):
+        raise Superseded(f"the session moved on from turn {turn_id} at generation {generation}")
+    return current

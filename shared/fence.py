@@ -1,0 +1,168 @@
+"""Fencing: a function writes and acts only while the turn it carries is still its own.
+
+Theory of operation: a function that claims a session for a turn holds the
+session's generation at that moment as its *fencing token*. Every session
+write it makes is conditional on the session still carrying that turn at
+that generation, and every write of the turn's document on the turn's
+``fence`` (the highest token that wrote it) not being above its own
+(``Store.write_turn``). A claim that takes a turn over, or resumes it, bumps
+the generation and writes the turn's fence before anything else, so from then
+on every write of the function that carried the turn before is refused with
+``Superseded``, however long that one stalled (Cloud Run keeps an instance
+running past its 504, and it may wake at any point).
+
+Side effects that are not writes (Slack calls, calls to the agent) are
+fenced by time: a function acts only while the lease it last wrote has not
+run out (``Fence.check``), counted on its own monotonic clock from a moment
+taken before the write (the lease is the writer's now plus its length), less
+a margin for the clocks of other instances. Another function can take the turn over only once that
+lease has run out in Firestore's time, so a function that stalled past it
+stops at its next side effect instead of posting, sending or answering
+again. Every blocking call has a timeout of its own (Firestore's, Slack's
+30 s, the agent's header and idle timeouts, the stream's ``until``), so a
+function never waits unboundedly before it checks.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from shared.errors import Superseded
+from shared.ports import Blocks, Chat, ChatAnswer, Clock
+
+SKEW_MARGIN = timedelta(seconds=5)
+"""Taken off every lease (a tenth of a shorter one): how far other instances' clocks may be ahead."""
+
+
+class Fence:
+    """How long this function may still act on its turn."""
+
+    def __init__(self, clock: Clock, since: float, lease: timedelta) -> None:
+        """Starts held: the function claimed its turn with a lease of ``lease``.
+
+        Args:
+            clock: The function's clock.
+            since: ``clock.monotonic()`` taken before the claim was decided.
+            lease: The lease the claim wrote.
+        """
+        self._clock = clock
+        self._lease = lease
+        self._valid_until = since + _usable(lease)
+
+    def renewed(self, since: float, lease: timedelta | None = None) -> None:
+        """A fenced write set the lease to ``lease`` (the claim's when None) from ``since``."""
+        usable = _usable(self._lease if lease is None else lease)
+        self._valid_until = max(self._valid_until, since + usable)
+
+    def check(self) -> None:
+        """Raise Superseded if the lease may have run out: another function may carry the turn."""
+        if self._clock.monotonic() >= self._valid_until:
+            raise Superseded("this function's lease ran out; the turn may be another's now")
+
+
+def _usable(lease: timedelta) -> float:
+    """The part of a lease this function counts on."""
+    return (lease - min(SKEW_MARGIN, lease / 10)).total_seconds()
+
+
+class FencedChat:
+    """Slack's Web API, called only while the fence holds (the ``Chat`` port)."""
+
+    def __init__(self, chat: Chat, fence: Fence) -> None:
+        self._chat = chat
+        self._fence = fence
+
+    def chat_postMessage(
+        self,
+        *,
+        channel: str,
+        text: str | None = None,
+        blocks: Blocks | None = None,
+        thread_ts: str | None = None,
+        markdown_text: str | None = None,
+        parse: str | None = None,
+        link_names: bool | None = None,
+        unfurl_links: bool | None = None,
+        unfurl_media: bool | None = None,
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.chat_postMessage(
+            channel=channel,
+            text=text,
+            blocks=blocks,
+            thread_ts=thread_ts,
+            markdown_text=markdown_text,
+            parse=parse,
+            link_names=link_names,
+            unfurl_links=unfurl_links,
+            unfurl_media=unfurl_media,
+        )
+
+    def chat_update(
+        self,
+        *,
+        channel: str,
+        ts: str,
+        text: str | None = None,
+        blocks: Blocks | None = None,
+        markdown_text: str | None = None,
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.chat_update(
+            channel=channel, ts=ts, text=text, blocks=blocks, markdown_text=markdown_text
+        )
+
+    def chat_postEphemeral(
+        self, *, channel: str, user: str, text: str | None = None, thread_ts: str | None = None
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.chat_postEphemeral(
+            channel=channel, user=user, text=text, thread_ts=thread_ts
+        )
+
+    def chat_startStream(
+        self,
+        *,
+        channel: str,
+        thread_ts: str,
+        recipient_team_id: str | None = None,
+        recipient_user_id: str | None = None,
+        chunks: Blocks | None = None,
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.chat_startStream(
+            channel=channel,
+            thread_ts=thread_ts,
+            recipient_team_id=recipient_team_id,
+            recipient_user_id=recipient_user_id,
+            chunks=chunks,
+        )
+
+    def chat_appendStream(
+        self, *, channel: str, ts: str, chunks: Blocks | None = None
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
+
+    def chat_stopStream(self, *, channel: str, ts: str, chunks: Blocks | None = None) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.chat_stopStream(channel=channel, ts=ts, chunks=chunks)
+
+    def assistant_threads_setStatus(
+        self, *, channel_id: str, thread_ts: str, status: str
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.assistant_threads_setStatus(
+            channel_id=channel_id, thread_ts=thread_ts, status=status
+        )
+
+    def views_open(self, *, trigger_id: str | None = None, view: dict[str, Any]) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.views_open(trigger_id=trigger_id, view=view)
+
+    def users_info(self, *, user: str) -> ChatAnswer:
+        return self._chat.users_info(user=user)  # a read: no side effect to fence
+
+    def auth_test(self) -> ChatAnswer:
+        return self._chat.auth_test()

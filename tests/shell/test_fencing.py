@@ -1,0 +1,96 @@
+"""Fencing: a function that stalled past its lease, and was taken over, changes nothing when it wakes.
+
+Platform behaviour this stands for: Cloud Run answers 504 at a function's
+time limit but does not stop the instance, whose CPU may be throttled for
+minutes; the code then goes on where it was. Meanwhile the lease ran out,
+the sweep re-published the turn and another function carried it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from shared import engine, handlers
+from shared.core.session import Session
+from shared.errors import Superseded
+from shared.fence import Fence, FencedChat
+from shared.firestore import FirestoreDocuments
+from shared.ports import Chat
+from tests.a2a.agents import ScriptedAgent
+from tests.shell.test_retries import sends, shell_with
+
+
+def test_a_function_that_wakes_after_a_takeover_writes_sends_and_posts_nothing(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    shell = shell_with(firestore_documents, slack_chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    deps, session_id = shell.deps, published["session_id"]
+    # The first function claims the turn, then stalls before it does anything.
+    claim = engine.claim_next_turn(deps, session_id, published["turn_id"])
+    assert claim is not None
+    stalled = engine.TurnRun(deps, claim.session, claim.turn, engine.function_deadline(deps))
+
+    def lease_ran_out(current: Session | None) -> Session | None:
+        assert current is not None
+        current.lease_until = deps.clock.now() - timedelta(seconds=1)
+        return current
+
+    deps.store.change_session(session_id, lease_ran_out)
+    assert handlers.turn_send(deps, published) == "ack"  # the sweep's trigger: taken over
+    assert shell.bot_texts(thread) == ["hello from the agent"]
+    done = deps.store.turn(published["turn_id"])
+    assert done is not None and done.status == "done"
+
+    with pytest.raises(Superseded):
+        stalled.start()  # it wakes
+
+    assert shell.bot_texts(thread) == ["hello from the agent"]
+    assert sends(agent) == 1
+    after = deps.store.turn(published["turn_id"])
+    assert after is not None
+    assert (after.status, after.outcome, after.checkpoint) == ("done", done.outcome, None)
+
+
+class ManualClock:
+    """A clock that moves only when told (the fence reads ``monotonic``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 1000.0
+
+    def monotonic(self) -> float:
+        return self.seconds
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+
+class CountingChat:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat_postMessage(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls += 1
+        return {"ok": True, "ts": "1.0"}
+
+
+def test_a_function_past_its_lease_makes_no_slack_call() -> None:
+    clock, chat = ManualClock(), CountingChat()
+    claimed = clock.seconds
+    clock.seconds += 1  # the claim's write took a second
+    fence = Fence(clock, claimed, timedelta(seconds=540))  # type: ignore[arg-type]
+    fenced = FencedChat(chat, fence)  # type: ignore[arg-type]
+
+    clock.seconds = claimed + 534  # within the lease, less 5 s for other clocks
+    fenced.chat_postMessage(channel="C1", text="in time")
+    clock.seconds = claimed + 535  # the lease may have run out by another instance's clock
+    with pytest.raises(Superseded):
+        fenced.chat_postMessage(channel="C1", text="too late")
+    fence.renewed(clock.seconds)  # a fenced write renewed the lease
+    fenced.chat_postMessage(channel="C1", text="renewed")
+
+    assert chat.calls == 2

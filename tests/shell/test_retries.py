@@ -1,0 +1,171 @@
+"""Failures for now are delivered again; failures for good end with a notice, never a loop.
+
+Platform behaviour each test stands for: Pub/Sub delivers a message again
+when turn_send answers an error (after a backoff of seconds), and the
+reconcile sweep re-publishes a session whose lease has run out. Firestore
+can be unavailable or abort a write for a while; Slack can answer 5xx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+from urllib.error import URLError
+
+import pytest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
+from structlog.testing import capture_logs
+
+from shared import handlers
+from shared.core import notices
+from shared.errors import StoreUnavailable, is_transient
+from shared.firestore import FirestoreDocuments
+from shared.handoff import HandoffUnavailable
+from shared.ports import Chat
+from shared.store import TURNS
+from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
+from tests.shell.conftest import Shell, make_deps
+
+
+class RunningWriteFails:
+    """Firestore, unavailable for the write that marks a turn running (``times`` times)."""
+
+    def __init__(self, documents: FirestoreDocuments, times: int) -> None:
+        self._documents = documents
+        self.left = times
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._documents, name)
+
+    def update(
+        self,
+        collection: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        if_updated_at: datetime | None = None,
+    ) -> None:
+        if collection == TURNS and data.get("status") == "running" and self.left > 0:
+            self.left -= 1
+            raise StoreUnavailable("Firestore: ServiceUnavailable (injected)")
+        self._documents.update(collection, key, data, if_updated_at=if_updated_at)
+
+
+def answers_hello(exchange: Exchange) -> None:
+    """A 1.0 agent that answers every message with one artifact, then completes."""
+    if exchange.rpc_method == "GetTask":
+        artifact = {"artifactId": "a1", "parts": [{"text": "hello from the agent"}]}
+        exchange.json(result(task(state="TASK_STATE_COMPLETED", artifacts=[artifact])))
+        return
+    assert exchange.rpc_method == "SendStreamingMessage", exchange.rpc_method
+    exchange.sse(
+        [
+            result({"task": task(state="TASK_STATE_WORKING")}),
+            result(artifact_update("hello from the agent")),
+            result(status_update("TASK_STATE_COMPLETED")),
+        ]
+    )
+
+
+def sends(agent: ScriptedAgent) -> int:
+    """How many messages the agent was sent."""
+    return sum(1 for post in agent.posts() if post.body.get("method") == "SendStreamingMessage")
+
+
+def shell_with(
+    documents: Any, slack_chat: Chat, agent: ScriptedAgent, standin: Any, **settings: Any
+) -> Shell:
+    agent.script = answers_hello
+    deps, turns, tasks = make_deps(documents, slack_chat, agent, **settings)
+    return Shell(deps, standin, agent, turns, tasks)
+
+
+def test_a_turn_that_fails_for_now_is_delivered_again_and_carried_at_once(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    documents = RunningWriteFails(firestore_documents, times=1)
+    shell = shell_with(documents, slack_chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+
+    assert handlers.turn_send(shell.deps, published) == "retry"
+    session = shell.deps.store.session(published["session_id"])
+    assert session is not None and session.lease_until is not None
+    assert session.lease_until <= shell.deps.clock.now()  # let go: no wait for the lease
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread) == ["hello from the agent"]
+    assert sends(agent) == 1
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.takeovers == 1
+
+
+def test_a_turn_that_fails_on_every_attempt_ends_with_a_notice(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    documents = RunningWriteFails(firestore_documents, times=100)
+    shell = shell_with(documents, slack_chat, agent, standin, KOURIER_MAX_TAKEOVERS=2)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+
+    answers = [handlers.turn_send(shell.deps, published) for _ in range(4)]
+
+    assert answers == ["retry", "retry", "retry", "ack"]
+    assert shell.bot_texts(thread) == [
+        "Agent Kourier could not carry this message: it failed on every attempt."
+    ]
+    assert notices.turn_failed(notices.KEPT_FAILING) == shell.bot_texts(thread)[0]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "kept_failing"
+    session = shell.deps.store.session(published["session_id"])
+    assert session is not None and session.active_turn is None
+    assert sends(agent) == 0
+    assert handlers.turn_send(shell.deps, published) == "ack"  # nothing left to carry
+    assert len(shell.bot_texts(thread)) == 1
+
+
+def test_poison_input_is_acknowledged_and_logged(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    shell = shell_with(firestore_documents, slack_chat, agent, standin)
+
+    with capture_logs() as logs:
+        answer = handlers.turn_send(shell.deps, {"session": "not a turn message"})
+
+    assert answer == "ack"
+    assert [entry["event"] for entry in logs] == ["event_failed"]
+
+
+def slack_error(status: int, code: str) -> SlackApiError:
+    response = SlackResponse(
+        client=None,
+        http_verb="POST",
+        api_url="https://slack.com/api/chat.postMessage",
+        req_args={},
+        data={"ok": False, "error": code},
+        headers={},
+        status_code=status,
+    )
+    return SlackApiError(code, response)
+
+
+@pytest.mark.parametrize(
+    ("error", "transient"),
+    [
+        (StoreUnavailable("Firestore: Aborted"), True),
+        (HandoffUnavailable("Pub/Sub: DeadlineExceeded"), True),
+        (slack_error(503, "service_unavailable"), True),
+        (slack_error(429, "ratelimited"), True),
+        (slack_error(200, "channel_not_found"), False),
+        (URLError("connection refused"), True),
+        (TimeoutError("read timed out"), True),
+        (KeyError("session_id"), False),
+        (RuntimeError("a bug"), False),
+    ],
+)
+def test_the_error_mapping_retries_what_may_pass_and_acknowledges_the_rest(
+    error: BaseException, transient: bool
+) -> None:
+    assert is_transient(error) is transient
