@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from google.cloud import firestore
 
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION
+from shared.core.session import Session
 from shared.questions import AUDIT, PROMPT_ATTEMPTS
-from shared.store import SESSIONS, Session, now
+from shared.store import SESSIONS
 from tests.hitl_e2e.agent import Conversation, HitlAgent, Say, Stage, hitl_pause
 from tests.hitl_e2e.conftest import Thread
 
@@ -121,5 +122,5 @@ def _ended(faults: Faults, thread: Thread) -> bool:
 
 def _lease_ended(current: Session | None) -> Session | None:
     assert current is not None
-    current.lease_until = now() - timedelta(seconds=1)
+    current.lease_until = datetime.now(UTC) - timedelta(seconds=1)
     return current

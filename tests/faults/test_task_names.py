@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from google.cloud import tasks_v2
 from google.protobuf import timestamp_pb2
 
-from shared.store import now
 from tests.faults.agent import Piece, Script, Text
 
 from .conftest import CHANNEL, Faults, expected_reply, read_reply
@@ -29,7 +28,7 @@ def test_a_hand_over_whose_name_a_stale_task_holds_is_logged_and_the_turn_goes_o
     name = f"{turn_id.replace('.', '_')}-follow-2"  # the claim is generation 1, its hand-over 2
     stale = f"{faults.queue_path(faults.settings.follow_queue)}/tasks/{name}"
     due = timestamp_pb2.Timestamp()
-    due.FromDatetime(now() + timedelta(hours=1))
+    due.FromDatetime(datetime.now(UTC) + timedelta(hours=1))
     request = tasks_v2.HttpRequest(
         url=faults.stack.ports.function_url("stream_follow"),
         body=json.dumps({"session_id": "stale", "turn_id": turn_id, "generation": 0}).encode(),
