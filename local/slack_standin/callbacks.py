@@ -114,6 +114,24 @@ def message_event(kind: str, message: Message, parent_user: str | None) -> dict[
     return event
 
 
+def agent_session_stopped(
+    channel: str, thread_ts: str, user: str, streams: list[str]
+) -> dict[str, Any]:
+    """The ``agent_session_stopped`` event of a click on the stop button.
+
+    ``streaming_message_ts`` lists the app's streams Slack stopped for it
+    (empty when none was streaming). ``team_id`` is only on the envelope.
+    """
+    return {
+        "type": "agent_session_stopped",
+        "channel": channel,
+        "user": user,
+        "thread_ts": thread_ts,
+        "streaming_message_ts": streams,
+        "event_ts": f"{time.time():.6f}",
+    }
+
+
 def url_verification(challenge: str) -> dict[str, Any]:
     """The request Slack sends when an events URL is saved."""
     return {"token": VERIFICATION_TOKEN, "challenge": challenge, "type": "url_verification"}
@@ -180,6 +198,11 @@ def action(
     if kind == "button":
         entry["text"] = element.get("text")
         entry |= {key: element[key] for key in ("value", "style", "url") if key in element}
+    elif kind == "feedback_buttons":
+        button = _feedback_button(element, value)
+        entry |= {"value": button["value"], "text": button["text"]}
+    elif kind == "icon_button":
+        entry |= {key: element[key] for key in ("icon", "value", "text") if key in element}
     elif kind in SINGLE_CHOICE:
         entry["selected_option"] = _option(element, value)
     elif kind in MULTI_CHOICE:
@@ -187,6 +210,15 @@ def action(
     else:
         raise ValueError(f"acting on a {kind} element is not supported")
     return entry
+
+
+def _feedback_button(element: dict[str, Any], value: str | None) -> dict[str, Any]:
+    """The button of a feedback_buttons element a click picks: by its side or its value."""
+    buttons = {"positive": element["positive_button"], "negative": element["negative_button"]}
+    for side, button in buttons.items():
+        if value in (side, button.get("value")):
+            return dict(button)
+    raise ValueError(f"pick the positive or the negative button of {element['action_id']}")
 
 
 def view_submission(

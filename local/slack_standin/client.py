@@ -23,13 +23,16 @@ import httpx
 from pydantic import BaseModel
 
 from local.slack_standin.models import (
+    AgentSession,
     ApiCall,
     Delivery,
     Ephemeral,
+    FeedbackClick,
     Interaction,
     Message,
     Posted,
     SignatureMode,
+    StopPressed,
     Submission,
     ThreadStatus,
     Tunables,
@@ -134,6 +137,28 @@ class SlackStandin:
         """A thread's status line (assistant.threads.setStatus), if one shows."""
         data = self._call("GET", f"/_standin/channels/{channel}/threads/{ts}/status")
         return None if data is None else ThreadStatus.model_validate(data)
+
+    def agent_session(self, channel: str, ts: str) -> AgentSession | None:
+        """A thread's agent session (agents.sessions.*), if it has one."""
+        data = self._call("GET", f"/_standin/channels/{channel}/threads/{ts}/session")
+        return None if data is None else AgentSession.model_validate(data)
+
+    def press_stop(
+        self, channel: str, ts: str, *, user: str = "U0ALICE", signature: SignatureMode = "valid"
+    ) -> StopPressed:
+        """A person presses the stop button of a thread's agent session.
+
+        Slack stops the app's streams in the thread and sends
+        ``agent_session_stopped``; returns once the app answered it.
+        """
+        body = {"user": user, "signature": signature}
+        return self._send(
+            StopPressed, "POST", f"/_standin/channels/{channel}/threads/{ts}/stop", body
+        )
+
+    def feedback(self) -> list[FeedbackClick]:
+        """Every click on a feedback button, oldest first."""
+        return self._list(FeedbackClick, "/_standin/feedback")
 
     def ephemerals(self, channel: str | None = None, user: str | None = None) -> list[Ephemeral]:
         """Ephemeral messages, optionally of one channel and one user."""

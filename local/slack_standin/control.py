@@ -25,6 +25,7 @@ from local.slack_standin.models import (
     SayRequest,
     ScriptedFailure,
     SignedRequest,
+    StopRequest,
     SubmitRequest,
     User,
 )
@@ -122,6 +123,24 @@ async def thread_status(request: Request) -> JSONResponse:
     return _answer(_standin(request).workspace.status(params["channel"], params["ts"]))
 
 
+async def agent_session(request: Request) -> JSONResponse:
+    """A thread's agent session (status, title, stop button, status changes), or null."""
+    params = request.path_params
+    return _answer(_standin(request).workspace.agent_session(params["channel"], params["ts"]))
+
+
+async def press_stop(request: Request) -> JSONResponse:
+    """A person presses the stop button of a thread's agent session."""
+    params = request.path_params
+    body = await _body(request, StopRequest)
+    return _answer(await _standin(request).press_stop(params["channel"], params["ts"], body))
+
+
+async def feedback(request: Request) -> JSONResponse:
+    """Every click on a feedback button, oldest first."""
+    return _answer(list(_standin(request).workspace.feedback))
+
+
 async def ephemerals(request: Request) -> JSONResponse:
     """Ephemeral messages, optionally of one channel and one user."""
     channel = request.query_params.get("channel")
@@ -217,6 +236,11 @@ routes = [
     Route(f"{PREFIX}/channels/{{channel}}/messages", history),
     Route(f"{PREFIX}/channels/{{channel}}/threads/{{ts}}", thread),
     Route(f"{PREFIX}/channels/{{channel}}/threads/{{ts}}/status", thread_status),
+    Route(f"{PREFIX}/channels/{{channel}}/threads/{{ts}}/session", agent_session),
+    Route(
+        f"{PREFIX}/channels/{{channel}}/threads/{{ts}}/stop", _guarded(press_stop), methods=["POST"]
+    ),
+    Route(f"{PREFIX}/feedback", feedback),
     Route(f"{PREFIX}/ephemerals", ephemerals),
     Route(f"{PREFIX}/calls", calls),
     Route(f"{PREFIX}/rate_limits/{{method}}", _guarded(rate_limit), methods=["PUT", "DELETE"]),

@@ -37,6 +37,8 @@ from local.slack_standin.models import (
     ScriptedFailure,
     SignatureMode,
     SignedRequest,
+    StopPressed,
+    StopRequest,
     Submission,
     SubmitRequest,
     Tunables,
@@ -259,9 +261,35 @@ class Standin:
             response_url=response_url,
             action=action,
         )
+        if target.element.get("type") == "feedback_buttons":
+            workspace.record_feedback(target, user.id, action)
         delivery = await self._send_interaction("block_actions", payload, request.signature)
         return Interaction(
             trigger_id=trigger_id, response_url=response_url, action=action, delivery=delivery
+        )
+
+    async def press_stop(self, channel: str, thread_ts: str, request: StopRequest) -> StopPressed:
+        """A person presses the stop button of a thread's agent session.
+
+        Slack stops the app's streams in the thread, then sends
+        ``agent_session_stopped`` (kept, so it can be sent again as a retry).
+
+        Raises:
+            LookupError: No such person, or no agent session in the thread.
+            ValueError: The session shows no stop button now.
+        """
+        streams = self.workspace.press_stop(channel=channel, thread_ts=thread_ts, user=request.user)
+        event_id = new_id("Ev")
+        event = callbacks.agent_session_stopped(channel, thread_ts, request.user, streams)
+        self._events[event_id] = SentEvent(callbacks.event_envelope(event, event_id))
+        delivery = await self._send_event(event_id, request.signature)
+        return StopPressed(
+            channel=channel,
+            thread_ts=thread_ts,
+            user=request.user,
+            streaming_message_ts=streams,
+            event_id=event_id,
+            delivery=delivery,
         )
 
     async def submit(self, view_id: str, request: SubmitRequest) -> Submission:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, Field
 
 TaskStatus = Literal["pending", "in_progress", "complete", "error"]
 StreamState = Literal["streaming", "stopped", "expired"]
+SessionStatus = Literal["processing", "active", "suspended", "closed"]
+SESSION_STATUSES: tuple[SessionStatus, ...] = ("processing", "active", "suspended", "closed")
 # How a callback is signed: as Slack does, with a secret that is not the
 # app's, or with a timestamp older than the five minutes receivers accept.
 SignatureMode = Literal["valid", "wrong_secret", "stale_timestamp"]
@@ -78,6 +80,8 @@ class Message(BaseModel):
     task_display_mode: str | None = None
     stream: StreamState | None = None
     stream_started_at: float | None = None
+    # The person whose click on the stop button stopped the stream.
+    stopped_by: str | None = None
     edited: bool = False
     metadata: dict[str, Any] | None = None
 
@@ -136,6 +140,54 @@ class ThreadStatus(BaseModel):
     status: str
     loading_messages: list[str] = Field(default_factory=list)
     set_at: float
+
+
+class StatusChange(BaseModel):
+    """One status an agent session was given, by which call (or by Slack itself)."""
+
+    status: SessionStatus
+    via: str
+    at: float
+
+
+class AgentSession(BaseModel):
+    """A thread's agent session (agents.sessions.*): its lifecycle status and title.
+
+    Slack shows the stop button only while the session is ``processing`` and
+    the app subscribes to ``agent_session_stopped`` (``stop_button``).
+    ``changes`` lists every status set, oldest first, the same status twice
+    included.
+    """
+
+    channel: str
+    thread_ts: str
+    status: SessionStatus
+    title: str | None = None
+    initiator_user_id: str | None = None
+    changes: list[StatusChange] = Field(default_factory=list)
+    stop_button: bool = False
+
+    @property
+    def statuses(self) -> list[SessionStatus]:
+        """The statuses the session went through, a repeated one counted once."""
+        seen: list[SessionStatus] = []
+        for change in self.changes:
+            if not seen or seen[-1] != change.status:
+                seen.append(change.status)
+        return seen
+
+
+class FeedbackClick(BaseModel):
+    """A person clicked a feedback button (👍 or 👎) of a message."""
+
+    channel: str
+    message_ts: str
+    thread_ts: str | None = None
+    user: str
+    action_id: str
+    positive: bool
+    value: str
+    at: float
 
 
 class View(BaseModel):
@@ -201,6 +253,17 @@ class Submission(BaseModel):
     delivery: Delivery
 
 
+class StopPressed(BaseModel):
+    """A person pressed an agent session's stop button: the streams Slack stopped, the event."""
+
+    channel: str
+    thread_ts: str
+    user: str
+    streaming_message_ts: list[str]
+    event_id: str
+    delivery: Delivery
+
+
 class ApiCall(BaseModel):
     """One Web API call the app made, as the stand-in answered it."""
 
@@ -241,6 +304,14 @@ class Tunables(BaseModel):
     stream_max_chars: int = Field(40_000, ge=1)
     # A trigger_id opens a modal only within about 3 seconds.
     trigger_lifetime_seconds: float = Field(3.0, gt=0)
+    # The app is declared as an agent and the workspace allows agent sessions;
+    # when False, agents.sessions.* answer feature_disabled and streams make none.
+    agent_sessions: bool = True
+    # The app subscribes to agent_session_stopped: without it Slack shows no
+    # stop button and setStatus warns missing_agent_session_stopped_event_subscription.
+    stop_event_subscribed: bool = True
+    # A session left processing this long drops to active (Slack: one hour).
+    processing_lifetime_seconds: float = Field(3600.0, gt=0)
 
 
 class SayRequest(BaseModel):
@@ -276,10 +347,18 @@ class ClickRequest(BaseModel):
     action_id: str
     block_id: str | None = None
     user: str = "U0ALICE"
-    # The option chosen in a select, radio group or overflow menu.
+    # The option chosen in a select, radio group or overflow menu; for
+    # feedback buttons, which one: "positive" or "negative" (or its value).
     value: str | None = None
     # The options chosen in checkboxes or a multi-select.
     values: list[str] | None = None
+    signature: SignatureMode = "valid"
+
+
+class StopRequest(BaseModel):
+    """Control API: a person presses the stop button of a thread's agent session."""
+
+    user: str = "U0ALICE"
     signature: SignatureMode = "valid"
 
 
@@ -319,7 +398,8 @@ def interactive_elements(blocks: list[Block]) -> list[tuple[str, dict[str, Any]]
     """(block_id, element) of every element with an action_id, in order."""
     found: list[tuple[str, dict[str, Any]]] = []
     for block in blocks:
-        candidates = list(block.get("elements", [])) if block.get("type") == "actions" else []
+        in_row = block.get("type") in ("actions", "context_actions")
+        candidates = list(block.get("elements", [])) if in_row else []
         for key in ("accessory", "element"):
             if isinstance(block.get(key), dict):
                 candidates.append(block[key])
@@ -396,7 +476,7 @@ def render_block(block: Block) -> list[str]:
         return [line for line in lines if line]
     if kind == "context":
         return [" ".join(_text_of(element) for element in block.get("elements", []))]
-    if kind == "actions":
+    if kind in ("actions", "context_actions"):
         return [" ".join(_render_element(element) for element in block.get("elements", []))]
     if kind == "markdown":
         return [str(block.get("text", ""))]
@@ -415,6 +495,9 @@ def render_block(block: Block) -> list[str]:
 
 
 def _render_element(element: dict[str, Any]) -> str:
+    if element.get("type") == "feedback_buttons":
+        buttons = (element.get("positive_button"), element.get("negative_button"))
+        return " ".join(f"[{_text_of((button or {}).get('text'))}]" for button in buttons)
     if element.get("type") == "checkboxes":
         ticked = {str(o.get("value")) for o in element.get("initial_options", [])}
         return " ".join(

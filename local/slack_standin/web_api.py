@@ -154,8 +154,34 @@ def _stop_stream(workspace: Workspace, params: Params) -> dict[str, Any]:
         chunks=params.structure("chunks"),
         blocks=params.structure("blocks"),
         metadata=params.structure("metadata"),
+        session_status=params.text("session_status"),
     )
     return {"channel": message.channel, "ts": message.ts, "message": wire_message(message)}
+
+
+def _set_agent_status(workspace: Workspace, params: Params) -> dict[str, Any]:
+    session, warnings = workspace.set_agent_status(
+        channel=params.text("channel_id") or "",
+        thread_ts=params.text("thread_ts"),
+        status=params.text("status"),
+        title=params.text("title"),
+        initiator_user_id=params.text("initiator_user_id"),
+    )
+    answer: dict[str, Any] = {"status": session.status, "agent_status": session.status}
+    if session.title is not None:
+        answer["title"] = session.title
+    if warnings:
+        answer |= {"warning": ",".join(warnings), "response_metadata": {"warnings": warnings}}
+    return answer
+
+
+def _rename_agent_session(workspace: Workspace, params: Params) -> dict[str, Any]:
+    session = workspace.rename_agent_session(
+        channel=params.text("channel_id") or "",
+        thread_ts=params.text("thread_ts"),
+        title=params.text("title"),
+    )
+    return {"title": session.title}
 
 
 def _set_status(workspace: Workspace, params: Params) -> dict[str, Any]:
@@ -192,6 +218,8 @@ HANDLERS: dict[str, Callable[[Workspace, Params], dict[str, Any]]] = {
     "chat.appendStream": _append_stream,
     "chat.stopStream": _stop_stream,
     "assistant.threads.setStatus": _set_status,
+    "agents.sessions.setStatus": _set_agent_status,
+    "agents.sessions.rename": _rename_agent_session,
     "users.info": _users_info,
     "views.open": _views_open,
 }

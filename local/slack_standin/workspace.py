@@ -11,6 +11,19 @@ Time is wall-clock epoch seconds. A stream expires lazily: it stays
 which then marks it "expired" for good, as Slack freezes such a message.
 Message timestamps are unique and increasing across the workspace, so the
 order of a channel's list is the order of its ``ts`` values.
+
+Agent sessions (``AgentSession``, one per thread) follow Slack's agent
+surface while the ``agent_sessions`` tunable is on: agents.sessions.setStatus
+creates one (its title and initiator count only then) or sets its status;
+chat.startStream creates one too (initiator: the thread root's author) and
+sets it processing; chat.stopStream sets ``session_status`` (``active`` by
+default); the legacy assistant.threads.setStatus maps to processing (a
+status) or active (none). A session left processing for an hour drops to
+active. The stop button shows while a session is processing and the app
+subscribes to ``agent_session_stopped``; pressing it stops every stream of
+the app in the thread (appends and stops then answer ``stopped_by_user``)
+and leaves the status as it was, as Slack does. Where Slack's documentation
+is silent the stand-in chooses, and says so at the method.
 """
 
 from __future__ import annotations
@@ -23,9 +36,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from local.slack_standin.models import (
+    SESSION_STATUSES,
+    AgentSession,
     Block,
     Ephemeral,
+    FeedbackClick,
     Message,
+    SessionStatus,
+    StatusChange,
     TaskCard,
     ThreadStatus,
     TimelineItem,
@@ -48,6 +66,9 @@ MAX_TEXT_CHARS = 40_000
 MAX_MARKDOWN_CHARS = 12_000
 MAX_BLOCKS = 50
 MAX_LOADING_MESSAGES = 10
+MAX_TITLE_CHARS = 200
+MAX_CONTEXT_ACTIONS = 5
+MISSING_STOP_SUBSCRIPTION = "missing_agent_session_stopped_event_subscription"
 # Slack clears a thread's status after two minutes without a reply.
 STATUS_LIFETIME_SECONDS = 120.0
 TASK_STATUSES = ("pending", "in_progress", "complete", "error")
@@ -141,6 +162,8 @@ class Workspace:
         self.ephemerals: list[Ephemeral] = []
         self.views: dict[str, View] = {}
         self._statuses: dict[tuple[str, str], ThreadStatus] = {}
+        self._sessions: dict[tuple[str, str], AgentSession] = {}
+        self.feedback: list[FeedbackClick] = []
         self._triggers: dict[str, Trigger] = {}
         self._response_targets: dict[str, ActionTarget] = {}
         self._last_micros = 0
@@ -279,6 +302,7 @@ class Workspace:
         )
         message = self._streamed(started, markdown_text, chunks, blocks=None)
         self._append(message)
+        self._session_of_stream(channel, thread_ts, "processing", "chat.startStream")
         return message
 
     def append_stream(
@@ -301,16 +325,22 @@ class Workspace:
         chunks: list[Any] | None,
         blocks: Any,
         metadata: dict[str, Any] | None,
+        session_status: str | None,
     ) -> Message:
-        """chat.stopStream: the last content; the message is final after it."""
+        """chat.stopStream: the last content; the message is final after it.
+
+        The thread's agent session takes ``session_status`` (default ``active``).
+        """
         message = self._streaming_message(channel, ts)
+        new_status = session_status_of(session_status or "active")
         updated = self._streamed(message, markdown_text, chunks, blocks)
         updated.stream = "stopped"
         if metadata is not None:
             updated.metadata = metadata
-        for card in updated.tasks:
-            card.left_unfinished = card.status in ("pending", "in_progress")
+        _leave_unfinished(updated)
         self._replace(updated)
+        if updated.thread_ts is not None:
+            self._session_of_stream(channel, updated.thread_ts, new_status, "chat.stopStream")
         return updated
 
     def set_status(
@@ -322,6 +352,7 @@ class Workspace:
             raise SlackError("invalid_thread_ts")
         if loading_messages is not None and len(loading_messages) > MAX_LOADING_MESSAGES:
             raise SlackError("invalid_arguments")
+        self._legacy_status(channel, thread_ts, "processing" if status else "active")
         if status:
             self._statuses[(channel, thread_ts)] = ThreadStatus(
                 status=status,
@@ -330,6 +361,66 @@ class Workspace:
             )
         else:
             self._statuses.pop((channel, thread_ts), None)
+
+    def set_agent_status(
+        self,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        status: str | None,
+        title: str | None,
+        initiator_user_id: str | None,
+    ) -> tuple[AgentSession, list[str]]:
+        """agents.sessions.setStatus: create the thread's session, or set its status.
+
+        The title and the initiator count only when the call creates the
+        session. Returns the session and the answer's warnings. Slack's page
+        lists ``invalid_status``, but a status outside the enum (free text,
+        or empty) is observed to answer ``invalid_arguments``, so the
+        stand-in answers that. A ``thread_ts`` that names no message answers
+        ``invalid_thread_ts`` (the stand-in's choice, as for
+        assistant.threads.setStatus).
+        """
+        self._require_agent_sessions()
+        new_status = session_status_of(status)
+        self._require_channel(channel)
+        if not thread_ts:
+            raise SlackError("thread_ts_required")
+        if self._find(channel, thread_ts) is None:
+            raise SlackError("invalid_thread_ts")
+        if title is not None and not 1 <= len(title) <= MAX_TITLE_CHARS:
+            raise SlackError("invalid_arguments")
+        if initiator_user_id is not None and initiator_user_id not in self.users:
+            raise SlackError("user_not_found")
+        session = self._sessions.get((channel, thread_ts))
+        if session is None:
+            session = AgentSession(
+                channel=channel,
+                thread_ts=thread_ts,
+                status=new_status,
+                title=title,
+                initiator_user_id=initiator_user_id,
+            )
+            self._sessions[(channel, thread_ts)] = session
+        _change_status(session, new_status, "agents.sessions.setStatus")
+        warnings = [] if self.tunables.stop_event_subscribed else [MISSING_STOP_SUBSCRIPTION]
+        return self._shown(session), warnings
+
+    def rename_agent_session(
+        self, *, channel: str, thread_ts: str | None, title: str | None
+    ) -> AgentSession:
+        """agents.sessions.rename: a new title (1 to 200 characters) for an existing session."""
+        self._require_agent_sessions()
+        self._require_channel(channel)
+        if not thread_ts:
+            raise SlackError("thread_ts_required")
+        if title is None or not 1 <= len(title) <= MAX_TITLE_CHARS:
+            raise SlackError("invalid_arguments")
+        session = self._sessions.get((channel, thread_ts))
+        if session is None:
+            raise SlackError("session_not_found")
+        session.title = title
+        return self._shown(session)
 
     def open_view(self, *, trigger_id: str, view: Any) -> View:
         """views.open with a trigger_id from a click."""
@@ -425,6 +516,56 @@ class Workspace:
             return None
         return status
 
+    def agent_session(self, channel: str, thread_ts: str) -> AgentSession | None:
+        """A thread's agent session as people see it now, if it has one."""
+        session = self._sessions.get((channel, thread_ts))
+        return None if session is None else self._shown(session)
+
+    def press_stop(self, *, channel: str, thread_ts: str, user: str) -> list[str]:
+        """A person presses the stop button: every stream of the app in the thread stops.
+
+        Returns the ts of the streams stopped (``streaming_message_ts``). The
+        session's status stays as it was: moving it is the app's job.
+
+        Raises:
+            LookupError: No such person, or no agent session in the thread.
+            ValueError: The session shows no stop button now.
+        """
+        if user not in self.users or self.users[user].is_bot:
+            raise LookupError(f"no person {user} in the workspace")
+        session = self.agent_session(channel, thread_ts)
+        if session is None:
+            raise LookupError(f"no agent session in thread {thread_ts} of channel {channel}")
+        if not session.stop_button:
+            why = (
+                f"it is {session.status}"
+                if self.tunables.stop_event_subscribed
+                else "the app does not subscribe to agent_session_stopped"
+            )
+            raise ValueError(f"the session shows no stop button: {why}")
+        stopped = []
+        for message in self.thread(channel, thread_ts):
+            if message.is_bot and message.stream == "streaming":
+                message.stream, message.stopped_by = "stopped", user
+                _leave_unfinished(message)
+                stopped.append(message.ts)
+        return stopped
+
+    def record_feedback(self, target: ActionTarget, user: str, action: dict[str, Any]) -> None:
+        """Keep a click on a feedback button, as the app is told of it."""
+        self.feedback.append(
+            FeedbackClick(
+                channel=target.channel,
+                message_ts=target.message_ts,
+                thread_ts=target.thread_ts,
+                user=user,
+                action_id=str(action["action_id"]),
+                positive=action["value"] == target.element["positive_button"]["value"],
+                value=str(action["value"]),
+                at=time.time(),
+            )
+        )
+
     def find_action(
         self, *, channel: str, message_ts: str, action_id: str, block_id: str | None
     ) -> ActionTarget:
@@ -509,6 +650,44 @@ class Workspace:
 
     # ----- internals ------------------------------------------------------
 
+    def _require_agent_sessions(self) -> None:
+        if not self.tunables.agent_sessions:
+            raise SlackError("feature_disabled")
+
+    def _shown(self, session: AgentSession) -> AgentSession:
+        """A copy of the session as people see it now: lapsed if need be, and its stop button."""
+        last = session.changes[-1].at if session.changes else 0.0
+        lifetime = self.tunables.processing_lifetime_seconds
+        if session.status == "processing" and time.time() - last > lifetime:
+            _change_status(session, "active", "slack")
+        stop_button = session.status == "processing" and self.tunables.stop_event_subscribed
+        return session.model_copy(deep=True, update={"stop_button": stop_button})
+
+    def _session_of_stream(
+        self, channel: str, thread_ts: str, status: SessionStatus, via: str
+    ) -> None:
+        """A stream starts or stops: it creates the thread's session, or sets its status."""
+        if not self.tunables.agent_sessions:
+            return
+        session = self._sessions.get((channel, thread_ts))
+        if session is None:
+            root = self._find(channel, thread_ts)
+            session = AgentSession(
+                channel=channel,
+                thread_ts=thread_ts,
+                status=status,
+                initiator_user_id=root.user if root is not None else None,
+            )
+            self._sessions[(channel, thread_ts)] = session
+        _change_status(session, status, via)
+
+    def _legacy_status(self, channel: str, thread_ts: str, status: SessionStatus) -> None:
+        """assistant.threads.setStatus in an agent workspace: a status is processing, none active."""
+        if self.tunables.agent_sessions and (
+            status == "processing" or (channel, thread_ts) in self._sessions
+        ):
+            self._session_of_stream(channel, thread_ts, status, "assistant.threads.setStatus")
+
     def _next_ts(self) -> str:
         micros = max(int(time.time() * 1_000_000), self._last_micros + 1)
         self._last_micros = micros
@@ -555,6 +734,10 @@ class Workspace:
 
     def _streaming_message(self, channel: str, ts: str) -> Message:
         message = self._bot_message(channel, ts, not_owned="message_not_owned_by_app")
+        if message.stopped_by is not None:
+            # Documented for chat.appendStream; undocumented for chat.stopStream,
+            # where the stand-in answers the same.
+            raise SlackError("stopped_by_user")
         if message.stream != "streaming":
             raise SlackError("message_not_in_streaming_state")
         return message
@@ -628,7 +811,50 @@ def _checked_blocks(blocks: Any) -> list[Block]:
         raise SlackError("invalid_blocks")
     if len(blocks) > MAX_BLOCKS:
         raise SlackError("invalid_blocks")
+    for block in blocks:
+        if block["type"] == "context_actions":
+            _check_context_actions(block)
     return [{**block, "block_id": block.get("block_id") or new_id("", 5)} for block in blocks]
+
+
+def session_status_of(value: str | None) -> SessionStatus:
+    """A session status argument, or ``invalid_arguments``."""
+    for status in SESSION_STATUSES:
+        if value == status:
+            return status
+    raise SlackError("invalid_arguments")
+
+
+def _check_context_actions(block: Block) -> None:
+    """A context_actions block: 1 to 5 feedback_buttons or icon_button elements."""
+    elements = block.get("elements")
+    if not isinstance(elements, list) or not 1 <= len(elements) <= MAX_CONTEXT_ACTIONS:
+        raise SlackError("invalid_blocks")
+    for element in elements:
+        kind = element.get("type") if isinstance(element, dict) else None
+        if kind not in ("feedback_buttons", "icon_button") or not element.get("action_id"):
+            raise SlackError("invalid_blocks")
+        buttons = [element.get(key) for key in ("positive_button", "negative_button")]
+        if kind == "feedback_buttons" and not all(
+            isinstance(button, dict) and _text_of(button.get("text")) and button.get("value")
+            for button in buttons
+        ):
+            raise SlackError("invalid_blocks")
+
+
+def _text_of(obj: Any) -> str:
+    return str(obj.get("text", "")) if isinstance(obj, dict) else ""
+
+
+def _change_status(session: AgentSession, status: SessionStatus, via: str) -> None:
+    session.status = status
+    session.changes.append(StatusChange(status=status, via=via, at=time.time()))
+
+
+def _leave_unfinished(message: Message) -> None:
+    """A stream stopped: Slack shows a step still pending or running as failed."""
+    for card in message.tasks:
+        card.left_unfinished = card.status in ("pending", "in_progress")
 
 
 def _text_timeline(text: str) -> list[TimelineItem]:
