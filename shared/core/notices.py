@@ -89,6 +89,14 @@ QUESTION_TIMED_OUT = CancelNotice(
     "No one answered in time. "
     "Agent Kourier could not stop the agent's task, which may still be running.",
 )
+STOPPED = CancelNotice(
+    "Stopped by {who}, and the agent's task was cancelled.",
+    "Stopped by {who}. Agent Kourier could not stop the agent's task, which may still be running.",
+)
+"""Someone pressed Slack's stop button (``stopped_by`` fills in who)."""
+NOT_ALLOWED_TO_STOP = (
+    "Only the person who wrote this message and this Binding's approvers can stop the agent here."
+)
 MESSAGE_TOO_LONG = (
     "This message is too long for Agent Kourier to carry ({length:,} characters; "
     "at most {limit:,}), so the agent did not get it. Please shorten it and send it again."
@@ -117,6 +125,7 @@ ANSWERED_BY = "Answered by {who}"
 SHOWN_DENIED_TIMEOUT = "Denied: no one decided in time"
 SHOWN_DENIED_NOT_ALLOWED = "Denied: this Binding does not allow tool approvals"
 SHOWN_QUESTION_TIMED_OUT = "No one answered in time"
+SHOWN_STOPPED = "Stopped by {who}"
 NOT_AN_APPROVER = "Only this Binding's approvers can approve or reject these tool calls."
 QUESTION_CLOSED = "This question is closed."
 PICK_A_CHOICE = "Pick at least one choice, then submit."
@@ -180,6 +189,11 @@ def alerts_firing(count: int, left_out: int = 0) -> str:
 def alerts_changed(new: int, ended: int, firing: int) -> str:
     """The note when the set of firing alerts changed."""
     return ALERTS_CHANGED.format(new=new, ended=ended, firing=firing)
+
+
+def stopped_by(who: str) -> CancelNotice:
+    """What the thread is told when ``who`` (a mention) stopped its turn."""
+    return CancelNotice(STOPPED.stopped.format(who=who), STOPPED.not_stopped.format(who=who))
 
 
 def message_too_long(length: int, limit: int) -> str:

@@ -1,0 +1,131 @@
+"""The thread's agent session in Slack: its status and title, and who may stop a turn.
+
+Theory of operation: Slack shows a thread an agent app answers in as an
+*agent session* with a lifecycle status: ``processing`` (the agent works:
+Slack shows "Working…" and, to everyone in the thread, a stop button),
+``suspended`` (it cannot go on until a person acts), ``active`` (idle, ready
+for the next message) and ``closed`` (it will not answer there again). The
+status follows the turn the thread carries, and these functions say which:
+
+- processing while a turn is sent or streams, for the person who wrote it
+  (``working``), whether it starts, is taken over or resumed, or an answer
+  to its question is sent;
+- suspended while the task waits in input-required on a question or an
+  approval (``waiting``);
+- active when the turn ends and the thread can take the next message, and
+  closed when it cannot (``ended``): the Binding it began under is gone.
+
+The title names the thread in Slack's list of sessions: the first turn's
+text on one line, without mentions or secrets (``title_for``). Slack applies
+a title only when a call creates the session; an alert's thread is renamed
+to the alert instead.
+
+A person who clicks the stop button stops the turn the thread is carrying,
+if they may (``may_stop``): the person who wrote it and the Binding's
+approvers; a turn no person wrote (an alert's) anyone in the thread. A stop
+is for the turn that was running when the button was pressed, not one that
+began after it (``stop_reaches``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from shared.core.redaction import redact_text
+
+
+class SessionStatus(StrEnum):
+    """An agent session's lifecycle status, as Slack names it."""
+
+    PROCESSING = "processing"
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    CLOSED = "closed"
+
+
+MAX_TITLE_CHARS = 200
+"""Slack's limit for a session's title."""
+
+LEGACY_WORKING = "is working…"
+"""The status line that stands for ``processing`` where agent sessions are refused
+(assistant.threads.setStatus); every other status clears it."""
+
+CLOSING_OUTCOMES = frozenset({"binding_gone"})
+"""Turn outcomes after which the thread takes no more messages: its session closes."""
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    """A status to give the thread's session (``initiator`` and ``title`` count at its creation)."""
+
+    status: SessionStatus
+    initiator: str | None = None
+    title: str | None = None
+
+    @property
+    def legacy_line(self) -> str:
+        """The assistant.threads.setStatus line that stands for it ("" clears the line)."""
+        return LEGACY_WORKING if self.status is SessionStatus.PROCESSING else ""
+
+
+def working(author: str | None, text: str) -> StatusUpdate:
+    """A turn is sent or streams (``author`` None: no person wrote it)."""
+    return StatusUpdate(SessionStatus.PROCESSING, initiator=author or None, title=title_for(text))
+
+
+def waiting() -> StatusUpdate:
+    """The task waits in input-required on a question or an approval."""
+    return StatusUpdate(SessionStatus.SUSPENDED)
+
+
+def ended(outcome: str) -> StatusUpdate:
+    """The turn ended with ``outcome``: the thread is idle, or finished."""
+    closed = outcome in CLOSING_OUTCOMES
+    return StatusUpdate(SessionStatus.CLOSED if closed else SessionStatus.ACTIVE)
+
+
+_LABELLED = re.compile(r"<([^<>|]*)\|([^<>]*)>")
+_COMMAND = re.compile(r"<[@!#][^<>]*>")
+_LINK = re.compile(r"<([a-z][a-z0-9+.-]*:[^<>\s]*)>", re.IGNORECASE)
+
+
+def title_for(text: str) -> str | None:
+    """A session title from a message: one line, no mentions, no secrets, at most 200 characters.
+
+    A labelled link keeps its label, a bare link its address; mentions of
+    people, groups and channels are left out. None when nothing is left.
+    """
+    plain = _COMMAND.sub(" ", _LABELLED.sub(_label, text))
+    plain = _LINK.sub(r"\1", plain)
+    words = " ".join(redact_text(plain).split())
+    if len(words) <= MAX_TITLE_CHARS:
+        return words or None
+    cut = words[: MAX_TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > MAX_TITLE_CHARS // 2 else cut).rstrip() + "…"
+
+
+def _label(found: re.Match[str]) -> str:
+    target, label = found.group(1), found.group(2)
+    if target.startswith(("@", "!")):
+        return " "
+    return f"#{label}" if target.startswith("#") else label
+
+
+def may_stop(person: str, author: str | None, approvers: Collection[str]) -> bool:
+    """Whether ``person`` may stop a turn ``author`` wrote (None: no person wrote it)."""
+    return not author or person == author or person in approvers
+
+
+def stop_reaches(turn_started_at: datetime | None, pressed_at: datetime) -> bool:
+    """Whether a stop pressed at ``pressed_at`` is for a turn first carried at ``turn_started_at``.
+
+    A turn carried only after the press is the next one in the thread: the
+    person meant the one before it. A turn with no start time (stored by an
+    earlier release) is reached.
+    """
+    return turn_started_at is None or turn_started_at <= pressed_at
