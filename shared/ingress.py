@@ -27,7 +27,7 @@ from slack_sdk.errors import SlackApiError
 
 from shared import questions
 from shared.bootstrap import Deps
-from shared.core import notices
+from shared.core import admission
 from shared.errors import SlackRequestRejected
 from shared.slack.events import ChatMessage, read_message
 from shared.slack.prompts import notice_message
@@ -83,10 +83,10 @@ def _take_message(deps: Deps, message: ChatMessage) -> None:
     session = store.session(session_id)
     if not message.mentions_bot and session is None and not _joined(store, session_id, message):
         return  # a thread Kourier is not part of
-    limit = deps.settings.max_message_chars
-    if len(message.text) > limit:
-        if store.refuse_turn(_turn_of(message, session_id, binding.name), "too_long"):
-            _tell(deps, message, notices.message_too_long(len(message.text), limit))
+    limits = _limits(deps)
+    refusal = admission.too_long(message.text, limits)
+    if refusal is not None:
+        _refuse(deps, _turn_of(message, session_id, binding.name), refusal)
         return
     if session is not None and session.open_question and message.thread_ts != message.ts:
         # The next reply in the thread answers the question the agent waits on.
@@ -98,6 +98,15 @@ def _take_message(deps: Deps, message: ChatMessage) -> None:
             message.message_key,
         )
         if answered:
+            return
+    if session is not None:
+        # Only a thread that has a session can make a turn wait. The message's
+        # twin, or Slack's retry, may count the message itself: it is then
+        # refused, finds the message stored and changes nothing (a turn that
+        # the first delivery stored but did not hand off, the sweep hands off).
+        refusal = admission.queue_full(*store.waiting_counts(session_id, message.user), limits)
+        if refusal is not None:
+            _refuse(deps, _turn_of(message, session_id, binding.name), refusal)
             return
     turn = store.record_turn(_turn_of(message, session_id, binding.name))
     if turn.status == "received":
@@ -125,14 +134,29 @@ def _turn_of(message: ChatMessage, session_id: str, binding: str) -> Turn:
     )
 
 
-def _tell(deps: Deps, message: ChatMessage, text: str) -> None:
-    """A notice of Kourier's own in the message's thread (best effort: Slack may refuse it)."""
+def _limits(deps: Deps) -> admission.Limits:
+    return admission.Limits(
+        message_chars=deps.settings.max_message_chars,
+        per_thread=deps.settings.max_queued_turns_per_thread,
+        per_user=deps.settings.max_queued_turns_per_user,
+    )
+
+
+def _refuse(deps: Deps, turn: Turn, refusal: admission.Refusal) -> None:
+    """Keep a refused message as a finished turn, and tell the person once (best effort)."""
+    if not deps.store.refuse_turn(turn, refusal.outcome):
+        return  # a Slack retry, or the message's twin: told already
+    log.info("message_refused", turn=turn.id, outcome=refusal.outcome)
+    fields = notice_message(refusal.notice)
     try:
-        deps.chat.chat_postMessage(
-            channel=message.channel, thread_ts=message.thread_ts, **notice_message(text)
-        )
+        if refusal.public:
+            deps.chat.chat_postMessage(channel=turn.channel, thread_ts=turn.thread_ts, **fields)
+        else:
+            deps.chat.chat_postEphemeral(
+                channel=turn.channel, thread_ts=turn.thread_ts, user=turn.user, **fields
+            )
     except SlackApiError as error:
-        log.warning("notice_not_shown", channel=message.channel, error=error.response.get("error"))
+        log.warning("notice_not_shown", channel=turn.channel, error=error.response.get("error"))
 
 
 def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:

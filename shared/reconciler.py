@@ -4,10 +4,18 @@ A function that dies while carrying a turn stops renewing its session's
 lease; a turn whose trigger was lost stays waiting. The sweep re-triggers
 both through the turns topic, and ``turn_send``'s claim decides again, so a
 sweep that runs twice, or beside a live function, changes nothing.
+
+The health check answers chat_ingress's public ``/healthz``: anyone may call
+it, as often as they like, so what it found is kept for a while
+(``HEALTH_KEPT_SECONDS``, a failure only ``HEALTH_FAILURE_KEPT_SECONDS``)
+with the process's ``Deps``, and Firestore is read at most that often per
+instance.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 import httpx
@@ -16,6 +24,14 @@ import structlog
 from shared.bootstrap import Deps
 
 log = structlog.get_logger()
+
+HEALTH_KEPT_SECONDS = 30.0
+HEALTH_FAILURE_KEPT_SECONDS = 1.0
+_checked: weakref.WeakKeyDictionary[Deps, tuple[float, dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The last health report of each process (its ``Deps``), and when it was made."""
+_checked_lock = threading.Lock()
 
 
 def sweep(deps: Deps) -> int:
@@ -37,7 +53,20 @@ def sweep(deps: Deps) -> int:
 
 
 def health(deps: Deps) -> dict[str, Any]:
-    """Whether this function can reach what it needs (used by /healthz)."""
+    """Whether this function can reach what it needs (used by /healthz), checked now and then."""
+    with _checked_lock:
+        last = _checked.get(deps)
+        if last is not None:
+            checked_at, report = last
+            kept = HEALTH_KEPT_SECONDS if report["ok"] else HEALTH_FAILURE_KEPT_SECONDS
+            if deps.clock.monotonic() - checked_at < kept:
+                return report
+        report = _check(deps)
+        _checked[deps] = (deps.clock.monotonic(), report)
+        return report
+
+
+def _check(deps: Deps) -> dict[str, Any]:
     checks: dict[str, str] = {}
     try:
         deps.store.event_seen("healthz")

@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     # is told). Slack keeps a message to 40,000 characters itself.
     max_callback_bytes: int = Field(1_048_576, alias="KOURIER_MAX_CALLBACK_BYTES")
     max_message_chars: int = Field(40_000, alias="KOURIER_MAX_MESSAGE_CHARS")
+    # Turns waiting behind the one the agent works on, per thread and per
+    # person: a message past either is not carried (its author is told).
+    max_queued_turns_per_thread: int = Field(10, alias="KOURIER_MAX_QUEUED_TURNS_PER_THREAD")
+    max_queued_turns_per_user: int = Field(20, alias="KOURIER_MAX_QUEUED_TURNS_PER_USER")
 
     # What an agent may send (README, "Guarantees and limits"): one answer,
     # or one event of a stream, holds at most this many bytes, and a call

@@ -213,6 +213,16 @@ class Store:
             return
         raise StoreUnavailable(f"turn {turn_id} kept changing under us")
 
+    def waiting_counts(self, session_id: str, user: str) -> tuple[int, int]:
+        """How many turns wait to be carried: in the session, and of ``user`` in any session.
+
+        One query of every waiting turn (the sweep reads the same each minute),
+        whose number the ingress's limits keep small.
+        """
+        waiting = self._documents.query(TURNS, "status", "in", ["received", "waiting"])
+        in_session = sum(1 for data in waiting if data.get("session_id") == session_id)
+        return in_session, sum(1 for data in waiting if data.get("user") == user)
+
     def waiting_turns(self, session_id: str) -> list[Turn]:
         """The session's turns not yet carried, oldest first (Slack order)."""
         turns = [

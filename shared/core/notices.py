@@ -101,6 +101,14 @@ MESSAGE_TOO_LONG = (
     "This message is too long for Agent Kourier to carry ({length:,} characters; "
     "at most {limit:,}), so the agent did not get it. Please shorten it and send it again."
 )
+THREAD_QUEUE_FULL = (
+    "This thread already has {count} messages waiting for the agent, so this one was not sent. "
+    "Send it again once they are answered."
+)
+USER_QUEUE_FULL = (
+    "You already have {count} messages waiting for the agent, so this one was not sent. "
+    "Send it again once they are answered."
+)
 
 # Prompts for questions and tool approvals: labels, outcomes, refusals.
 APPROVE = "Approve"

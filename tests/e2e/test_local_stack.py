@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
 import httpx
 import pytest
 from google.cloud import firestore
 
+from local.processes import running
 from local.slack_standin.callbacks import signature_headers
 from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Message
-from local.stack import DEFAULT_SIGNING_SECRET, DEMO_CHANNEL, Stack
+from local.stack import DEFAULT_SIGNING_SECRET, DEMO_CHANNEL, REPO, VENV_BIN, Stack
 from shared.core import notices
 from shared.settings import Settings
 from shared.store import EVENTS, TURNS
+from tests.a2a.agents import free_port
 
 from .conftest import DemoAgent
 
@@ -198,3 +204,43 @@ def test_a_signed_callback_that_is_not_a_json_object_gets_400(stack: Stack, body
     answer = httpx.post(stack.ingress_url + "slack/events", content=body, headers=headers)
 
     assert answer.status_code == 400
+
+
+def test_the_public_health_check_looks_at_what_it_needs_at_most_once_per_half_minute(
+    stack: Stack, tmp_path: Path
+) -> None:
+    # /healthz is public: anyone may call it, as often as they like. Each
+    # deep check reads Firestore and pings the URLs in KOURIER_HEALTH_URLS;
+    # here one URL counts its pings.
+    pings: list[str] = []
+
+    class Counter(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            pings.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    counter = ThreadingHTTPServer(("127.0.0.1", 0), Counter)
+    threading.Thread(target=counter.serve_forever, daemon=True).start()
+    port = free_port()
+    env = {**stack.function_env, "KOURIER_HEALTH_URLS": f"http://127.0.0.1:{counter.server_port}/"}
+    with running(
+        "chat_ingress-health",
+        [
+            str(VENV_BIN / "functions-framework"),
+            *("--source", str(REPO / "functions" / "main.py"), "--target", "chat_ingress"),
+            *("--host", "127.0.0.1", "--port", str(port), "--signature-type", "http"),
+        ],
+        tmp_path / "chat_ingress.log",
+        env=env,
+    ) as ingress:
+        ingress.wait_http(f"http://127.0.0.1:{port}/")
+        answers = [httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=30) for _ in range(20)]
+    counter.shutdown()
+
+    assert all(answer.status_code == 200 and answer.json()["ok"] for answer in answers)
+    assert 1 <= len(pings) <= 2, "one check, and one more if half a minute passed meanwhile"

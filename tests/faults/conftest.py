@@ -75,7 +75,11 @@ NO_SIGN_OF_LIFE = 12.0
 """Seconds a task whose stream was lost may show no change before it is cancelled (an hour in
 production); more than twice the longest quiet spell of any test's task."""
 MAX_AGENT_RESPONSE_BYTES = 1 << 20
+QUEUED_PER_THREAD = 5
+QUEUED_PER_USER = 8
 TIMINGS = {
+    "KOURIER_MAX_QUEUED_TURNS_PER_THREAD": str(QUEUED_PER_THREAD),
+    "KOURIER_MAX_QUEUED_TURNS_PER_USER": str(QUEUED_PER_USER),
     "KOURIER_MAX_AGENT_RESPONSE_BYTES": str(MAX_AGENT_RESPONSE_BYTES),
     "KOURIER_FOLLOW_BUDGET_SECONDS": str(FOLLOW_BUDGET),
     "KOURIER_LEASE_MARGIN_SECONDS": str(LEASE_MARGIN),
