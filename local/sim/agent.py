@@ -404,8 +404,28 @@ def _ids(body: dict[str, Any], task_id: str | None, context_id: str | None) -> d
 # HTTP ------------------------------------------------------------------------------------
 
 
-class SimAgentTransport(httpx.BaseTransport):
-    """The agents' HTTP, in-process: every read is a scheduling point of the world."""
+@dataclass
+class Answer:
+    """What the agent answers one HTTP request, before it is spelled as HTTP."""
+
+    status: int = 200
+    body: Any = None
+    """The JSON document of a plain answer (None: no body)."""
+    frames: Iterator[dict[str, Any]] | None = None
+    """A stream's JSON-RPC frames, each read at a scheduling point of the world."""
+
+
+def _error_answer(rpc_id: Any, code: int, message: str) -> Answer:
+    return Answer(body={"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(code, message)})
+
+
+class AgentServer:
+    """The agents' endpoint: every read is a scheduling point of the world.
+
+    It answers in decoded JSON (``Answer``): ``SimAgentTransport`` spells the
+    answers as HTTP and SSE for the shell's real transport; the fast lane
+    hands them to the transport's classification as they are.
+    """
 
     def __init__(self, agents: AgentWorld, hand_over_at: Callable[[], int | None]) -> None:
         """Serve ``agents``.
@@ -424,33 +444,40 @@ class SimAgentTransport(httpx.BaseTransport):
         self.run_timers: Callable[[int], int | None] = lambda limit: None
         """Runs the current invocation's reply timers due by now; returns the next due time."""
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def answer(
+        self, http_method: str, url: str, frame: Any, read_timeout: Callable[[], float | None]
+    ) -> Answer:
+        """The answer to one request (``frame``: the JSON-RPC request of a POST).
+
+        ``read_timeout`` says, when a stream waits, how long it may go without
+        an event (the caller may set it after the headers, as httpcore reads it).
+
+        Raises:
+            httpx.TransportError: The connection was lost before an answer.
+        """
         world = self.world
         rng = self._net
         world.block(us(0.002 + rng.random() * 0.02))
-        if request.method == "GET":
+        if http_method == "GET":
             if world.chance("agent.card_fails", 0.005):
-                return httpx.Response(503, request=request)
-            endpoint = str(request.url).removesuffix(CARD_PATH)
-            return _json_response(request, self.agents.card(endpoint))
-        frame = json.loads(request.content)
+                return Answer(503)
+            return Answer(body=self.agents.card(url.removesuffix(CARD_PATH)))
         method = frame["method"]
+        rpc_id = frame["id"]
         params = frame.get("params") or {}
         record = self._record(method, params)
-        if record.method in ("SendStreamingMessage", "message/stream"):
-            return self._send(request, frame["id"], record, params.get("message") or {})
-        if record.method in ("GetTask", "tasks/get"):
-            return self._get(request, frame["id"], record)
-        if record.method in ("SubscribeToTask", "tasks/resubscribe"):
-            return self._subscribe(request, frame["id"], record)
-        if record.method in ("CancelTask", "tasks/cancel"):
-            return self._cancel(request, frame["id"], record)
-        if record.method == "ListTasks":
-            return self._list(request, frame["id"], record, params)
+        if method in ("SendStreamingMessage", "message/stream"):
+            return self._send(rpc_id, record, params.get("message") or {}, read_timeout)
+        if method in ("GetTask", "tasks/get"):
+            return self._get(rpc_id, record)
+        if method in ("SubscribeToTask", "tasks/resubscribe"):
+            return self._subscribe(rpc_id, record, read_timeout)
+        if method in ("CancelTask", "tasks/cancel"):
+            return self._cancel(rpc_id, record)
+        if method == "ListTasks":
+            return self._list(rpc_id, record, params)
         record.answered = "unknown method"
-        return _json_response(
-            request, {**_rpc_error(-32601, "method not found"), "id": frame["id"]}
-        )
+        return _error_answer(rpc_id, -32601, "method not found")
 
     def _record(self, method: str, params: dict[str, Any]) -> Request:
         message = params.get("message") or {}
@@ -469,20 +496,24 @@ class SimAgentTransport(httpx.BaseTransport):
         return record
 
     def _send(
-        self, request: httpx.Request, rpc_id: Any, record: Request, message: dict[str, Any]
-    ) -> httpx.Response:
+        self,
+        rpc_id: Any,
+        record: Request,
+        message: dict[str, Any],
+        read_timeout: Callable[[], float | None],
+    ) -> Answer:
         world = self.world
         entity = record.message_id or ""
         if world.chance("agent.send_5xx", 0.01, entity):
             record.answered = "5xx"
-            return httpx.Response(503, request=request)
+            return Answer(503)
         answer = self.agents.send(record, _internal_message(message))
         if isinstance(answer, dict) and "error" in answer:
             record.answered = f"error {answer['error']['code']}"
-            return _json_response(request, {"jsonrpc": "2.0", "id": rpc_id, **answer})
+            return Answer(body={"jsonrpc": "2.0", "id": rpc_id, **answer})
         if world.chance("agent.send_taken_dropped", 0.01, entity):
             record.answered = "dropped"
-            raise httpx.RemoteProtocolError("the server closed the connection", request=request)
+            raise httpx.RemoteProtocolError("the server closed the connection")
         if isinstance(answer, dict):  # a Message reply
             record.answered = "message"
             delivery = Delivery(record, None)
@@ -493,73 +524,59 @@ class SimAgentTransport(httpx.BaseTransport):
                 "id": rpc_id,
                 "result": self.wire.wrap("message", self.wire.message(answer)),
             }
-            return _sse_response(request, iter([frame]))
+            return Answer(frames=iter([frame]))
         record.answered = "stream"
-        return _sse_response(request, self._frames(request, rpc_id, record, answer, "send"))
+        return Answer(frames=self._frames(rpc_id, record, answer, read_timeout))
 
-    def _subscribe(self, request: httpx.Request, rpc_id: Any, record: Request) -> httpx.Response:
+    def _subscribe(
+        self, rpc_id: Any, record: Request, read_timeout: Callable[[], float | None]
+    ) -> Answer:
         agents = self.agents
         if not agents.profile.can_subscribe:
             record.answered = "error -32601"
-            return _json_response(
-                request, {"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(-32601, "no subscribe")}
-            )
+            return _error_answer(rpc_id, -32601, "no subscribe")
         task = agents.tasks.get(record.task_id or "")
         if task is None or task.context_id in agents._gone_contexts:
             record.answered = "error -32001"
-            return _json_response(
-                request, {"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(-32001, "task not found")}
-            )
+            return _error_answer(rpc_id, -32001, "task not found")
         task.advance(self.world.now_us)
         if task.state in TERMINAL:
             record.answered = "error -32004"
-            return _json_response(
-                request, {"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(-32004, "task ended")}
-            )
+            return _error_answer(rpc_id, -32004, "task ended")
         record.answered = "stream"
         view = TaskView(task, len(task.log), replay_task=True)
-        return _sse_response(request, self._frames(request, rpc_id, record, view, "subscribe"))
+        return Answer(frames=self._frames(rpc_id, record, view, read_timeout))
 
-    def _get(self, request: httpx.Request, rpc_id: Any, record: Request) -> httpx.Response:
+    def _get(self, rpc_id: Any, record: Request) -> Answer:
         snapshot = self.agents.get(record.task_id or "")
         if snapshot is None:
             record.answered = "error -32001"
-            return _json_response(
-                request, {"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(-32001, "task not found")}
-            )
+            return _error_answer(rpc_id, -32001, "task not found")
         if self.world.chance("agent.get_5xx", 0.005, record.task_id or ""):
             record.answered = "5xx"
-            return httpx.Response(503, request=request)
+            return Answer(503)
         record.answered = "result"
         delivery = Delivery(record, record.task_id)
         delivery.add(self.world, snapshot)
         self.agents.deliveries.append(delivery)
-        return _json_response(
-            request, {"jsonrpc": "2.0", "id": rpc_id, "result": self.wire.task(snapshot)}
-        )
+        return Answer(body={"jsonrpc": "2.0", "id": rpc_id, "result": self.wire.task(snapshot)})
 
-    def _cancel(self, request: httpx.Request, rpc_id: Any, record: Request) -> httpx.Response:
+    def _cancel(self, rpc_id: Any, record: Request) -> Answer:
         task = self.agents.tasks.get(record.task_id or "")
         if task is None:
             record.answered = "error -32001"
-            return _json_response(
-                request, {"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(-32001, "task not found")}
-            )
+            return _error_answer(rpc_id, -32001, "task not found")
         task.advance(self.world.now_us)
         if task.state in TERMINAL:
             record.answered = "error -32002"
-            return _json_response(
-                request, {"jsonrpc": "2.0", "id": rpc_id, **_rpc_error(-32002, "not cancelable")}
-            )
+            return _error_answer(rpc_id, -32002, "not cancelable")
         task.cancel(self.world.now_us)
         record.answered = "result"
-        return _json_response(
-            request, {"jsonrpc": "2.0", "id": rpc_id, "result": self.wire.task(task.snapshot())}
+        return Answer(
+            body={"jsonrpc": "2.0", "id": rpc_id, "result": self.wire.task(task.snapshot())}
         )
 
-    def _list(
-        self, request: httpx.Request, rpc_id: Any, record: Request, params: dict[str, Any]
-    ) -> httpx.Response:
+    def _list(self, rpc_id: Any, record: Request, params: dict[str, Any]) -> Answer:
         agents = self.agents
         context_id = params.get("contextId")
         found = [t for t in agents.tasks.values() if t.context_id == context_id]
@@ -580,14 +597,18 @@ class SimAgentTransport(httpx.BaseTransport):
         token = str(start + size) if start + size < len(found) else ""
         record.answered = "result"
         result = {"tasks": [self.wire.task(t) for t in tasks], "nextPageToken": token}
-        return _json_response(request, {"jsonrpc": "2.0", "id": rpc_id, "result": result})
+        return Answer(body={"jsonrpc": "2.0", "id": rpc_id, "result": result})
 
     # Streams -------------------------------------------------------------------------------
 
     def _frames(
-        self, request: httpx.Request, rpc_id: Any, record: Request, view: TaskView, why: str
-    ) -> Iterator[bytes]:
-        """The SSE frames of a view, each read at a scheduling point."""
+        self,
+        rpc_id: Any,
+        record: Request,
+        view: TaskView,
+        read_timeout: Callable[[], float | None],
+    ) -> Iterator[dict[str, Any]]:
+        """The frames of a view, each read at a scheduling point."""
         world, task = self.world, view.task
         delivery = Delivery(record, task.id)
         self.agents.deliveries.append(delivery)
@@ -595,7 +616,6 @@ class SimAgentTransport(httpx.BaseTransport):
         drop_after = None
         if world.chance("agent.stream_drops", 0.03, entity):
             drop_after = world.stream("agent/drop", entity).randrange(0, 6)
-        timeouts = request.extensions.get("timeout") or {}
         index = view.start
         sent = 0
         last_us = world.now_us
@@ -615,7 +635,7 @@ class SimAgentTransport(httpx.BaseTransport):
                     continue
                 if drop_after is not None and sent >= drop_after:
                     world.log("a2a.drop", task.id, sent)
-                    raise httpx.ReadError("connection reset by peer", request=request)
+                    raise httpx.ReadError("connection reset by peer")
                 delivery.add(world, event)
                 yield _frame(rpc_id, self.wire.event(task, event, at_us))
                 sent += 1
@@ -626,8 +646,8 @@ class SimAgentTransport(httpx.BaseTransport):
                     return
                 continue
             # Wait for the next event, the deadline, the idle limit, or a reply timer.
-            idle = timeouts.get("read") if isinstance(timeouts, dict) else None
-            idle_at = last_us + us(float(idle)) if idle else None
+            idle = read_timeout()
+            idle_at = last_us + us(idle) if idle else None
             cut_at = self.hand_over_at()
             wake = [t for t in (task.next_time(), idle_at, cut_at) if t is not None]
             if not wake:
@@ -639,7 +659,7 @@ class SimAgentTransport(httpx.BaseTransport):
                 continue
             world.block(max(0, target - world.now_us))
             if cut_at is not None and world.now_us >= cut_at:
-                raise httpx.ReadError("the watchdog shut the socket", request=request)
+                raise httpx.ReadError("the watchdog shut the socket")
             if (
                 idle_at is not None
                 and world.now_us >= idle_at
@@ -647,7 +667,38 @@ class SimAgentTransport(httpx.BaseTransport):
             ):
                 task.advance(world.now_us)
                 if index >= len(task.log):
-                    raise httpx.ReadTimeout("no event within the read timeout", request=request)
+                    raise httpx.ReadTimeout("no event within the read timeout")
+
+
+class SimAgentTransport(httpx.BaseTransport):
+    """The agents' HTTP: ``AgentServer``'s answers spelled as JSON and SSE, over httpx."""
+
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        frame = json.loads(request.content) if request.method == "POST" else None
+
+        def read_timeout() -> float | None:
+            timeouts = request.extensions.get("timeout")
+            read = timeouts.get("read") if isinstance(timeouts, dict) else None
+            return float(read) if read else None
+
+        try:
+            answer = self.server.answer(request.method, str(request.url), frame, read_timeout)
+        except httpx.TransportError as error:
+            error.request = request
+            raise
+        if answer.frames is not None:
+            return httpx.Response(
+                answer.status,
+                headers={"content-type": "text/event-stream"},
+                stream=_SSEStream(request, answer.frames),
+                request=request,
+            )
+        if answer.body is None:
+            return httpx.Response(answer.status, request=request)
+        return httpx.Response(answer.status, json=answer.body, request=request)
 
 
 def _internal_message(message: dict[str, Any]) -> dict[str, Any]:
@@ -663,43 +714,26 @@ def _internal_message(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _frame(rpc_id: Any, result: dict[str, Any]) -> bytes:
-    return (
-        b"data: "
-        + json.dumps({"jsonrpc": "2.0", "id": rpc_id, "result": result}).encode()
-        + b"\n\n"
-    )
-
-
-def _json_response(request: httpx.Request, body: Any) -> httpx.Response:
-    return httpx.Response(200, json=body, request=request)
+def _frame(rpc_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rpc_id, "result": result}
 
 
 class _SSEStream(httpx.SyncByteStream):
-    def __init__(self, frames: Iterator[bytes]) -> None:
+    """Frames as SSE bytes, encoded as they are read."""
+
+    def __init__(self, request: httpx.Request, frames: Iterator[dict[str, Any]]) -> None:
+        self._request = request
         self._frames = frames
 
     def __iter__(self) -> Iterator[bytes]:
-        yield from self._frames
+        try:
+            for frame in self._frames:
+                yield b"data: " + json.dumps(frame).encode() + b"\n\n"
+        except httpx.TransportError as error:
+            error.request = self._request
+            raise
 
     def close(self) -> None:
         close = getattr(self._frames, "close", None)
         if close is not None:
             close()
-
-
-def _sse_response(request: httpx.Request, frames: Iterator[Any]) -> httpx.Response:
-    def encoded() -> Iterator[bytes]:
-        for frame in frames:
-            yield (
-                frame
-                if isinstance(frame, bytes)
-                else b"data: " + json.dumps(frame).encode() + b"\n\n"
-            )
-
-    return httpx.Response(
-        200,
-        headers={"content-type": "text/event-stream"},
-        stream=_SSEStream(encoded()),
-        request=request,
-    )

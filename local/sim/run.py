@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from local.sim.agent import AgentWorld, SimAgentTransport
+from local.sim.agent import AgentServer, AgentWorld, SimAgentTransport
 from local.sim.oracle import Oracle, Violation
 from local.sim.people import APPROVERS, PEOPLE, SIGNING_SECRET, People
 from local.sim.plants import Plant
@@ -146,9 +146,9 @@ class Simulation:
         self.turn_queue = SimTurnQueue(world, self.deliver_turn)
         self.task_queue = SimTaskQueue(world, self.dispatch_task)
         self.chat = SimChat(self.slack)
-        self.transport = SimAgentTransport(self.agents, self.platform.hand_over_at)
-        self.transport.run_timers = lambda limit: run_due_timers(world, limit)
-        self.http = httpx.Client(transport=self.transport)
+        self.agent_server = AgentServer(self.agents, self.platform.hand_over_at)
+        self.agent_server.run_timers = lambda limit: run_due_timers(world, limit)
+        self.http = httpx.Client(transport=SimAgentTransport(self.agent_server))
         """One HTTP client for every instance: on an in-process transport it holds no state."""
         self.people = People(
             self, threads if threads is not None else swarm.randint(4, 12), CHANNELS

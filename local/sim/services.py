@@ -264,7 +264,7 @@ class SimDocuments:
 
     def commit(self, writes: Sequence[Any]) -> None:
         """Every write or none: all are checked before any applies (one scheduling point)."""
-        from shared.ports import Create
+        from shared.ports import Create, Put
 
         first = writes[0]
         ambiguous = self._point("commit", first.collection, first.key)
@@ -273,13 +273,15 @@ class SimDocuments:
             if isinstance(write, Create):
                 if stored is not None:
                     raise errors().DocumentExists(f"{write.collection}/{write.key}")
+            elif isinstance(write, Put):
+                continue
             elif stored is None or (
                 write.if_updated_at is not None and write.if_updated_at != stored.update_time
             ):
                 raise errors().PreconditionFailed(f"{write.collection}/{write.key} changed")
         for write in writes:
             stored = self.collections.get(write.collection, {}).get(write.key)
-            before = stored.data if stored is not None else {}
+            before = stored.data if stored is not None and not isinstance(write, Put) else {}
             self._write("commit", write.collection, write.key, {**before, **_checked(write.data)})
         self._after_write(
             ambiguous, lambda: errors().PreconditionFailed(f"{first.collection}/{first.key}")
@@ -386,7 +388,11 @@ def _checked(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _copy(data: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: _copy_value(value) for key, value in data.items()}
+    copied = dict(data)
+    for key, value in copied.items():
+        if type(value) is dict or type(value) is list:
+            copied[key] = _copy_value(value)
+    return copied
 
 
 def _copy_value(value: Any) -> Any:

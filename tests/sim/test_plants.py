@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("shared.bootstrap", reason="the shell's ports are not on main yet")
-
 from local.sim.plants import PLANTS, Plant
 from local.sim.run import Result, first_catch
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("shared.bootstrap", reason="the shell's ports are not on main yet")
-
 from local.sim.run import broken_rules, run_seed
 
 FINDINGS = [

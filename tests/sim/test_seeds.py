@@ -9,8 +9,6 @@ from collections import Counter
 
 import pytest
 
-pytest.importorskip("shared.bootstrap", reason="the shell's ports are not on main yet")
-
 from local.sim.run import run_seed
 
 BUDGET = int(os.environ.get("KOURIER_SIM_SEEDS", "100"))
