@@ -1,25 +1,18 @@
 """Writing a turn's reply into its Slack thread as it streams.
 
 Theory of operation. The answer streams live in Slack's streaming messages
-(chat.startStream, chat.appendStream, chat.stopStream). Text and steps wait
-in one ordered queue of chunks (``markdown_text``, and ``task_update`` keyed
-by the tool call's ID), sent together at most once per ``stream_interval``
-so a token-by-token agent costs a bounded number of calls; the first chunk
-after a quiet spell goes at once. A timer thread sends what is still queued
-when the agent goes quiet, so nothing waits for the agent's next event. All
-Slack calls happen under one lock, in queue order, and a chunk leaves the
-queue only once Slack took it, so slack_sdk's retries of a rate-limited call
-(HTTP 429, after Retry-After) delay text but never lose or reorder it.
-
-Slack cuts a streamed message after about five minutes and caps its size,
-so the reply rolls over to a continuation message before either (the timer
-stops an idle stream in time too), and when Slack answers ``msg_too_long`` (the reply then keeps its messages shorter)
-or ``message_not_in_streaming_state`` (a stream Slack already cut). A code
-block open at the cut is closed at the end of one message and opened again
-at the start of the next, with the same fence. A step still running is
-closed in the old message, since Slack shows a step left pending as failed,
-and shown again, running, in the new one; when the reply ends, every step
-still running is closed.
+(chat.startStream, chat.appendStream, chat.stopStream). What is sent when,
+in which batches, and where a message rolls over to the next is decided by
+the pure ``shared.slack.pacing.StreamPacer``; this module makes the Slack
+calls it names and tells it what Slack took. A timer sends what is still
+queued when the agent goes quiet, so nothing waits for the agent's next
+event. All Slack calls happen under one lock, in queue order, so slack_sdk's
+retries of a rate-limited call (HTTP 429, after Retry-After) delay text but
+never lose or reorder it. Besides the pacer's own rollovers (age and size,
+the timer stopping an idle stream in time too), the reply rolls over when
+Slack answers ``msg_too_long`` (it then keeps its messages shorter) or
+``message_not_in_streaming_state`` (a stream Slack already cut). When the
+reply ends, every step still running is closed.
 
 When text already shown changes (a replace, a take-back, a canonical
 snapshot that differs) a stream cannot take it back, and where no stream can
@@ -67,46 +60,29 @@ from shared.slack.markdown import (
     seam,
     to_slack_markdown,
 )
+from shared.slack.pacing import (
+    SEAM_ROOM,
+    Append,
+    Chunk,
+    ReplyLimits,
+    RollOver,
+    Start,
+    Stop,
+    StreamPacer,
+    text_of,
+)
 from shared.slack.prompts import notice_message
 
 log = structlog.get_logger()
 
 WORKING_STATUS = "is working…"
-CONTINUED = "continued in the next message"
 CONTINUED_BELOW = "continued below"
 EMPTIED = "…"
 """What a streamed message shows once a take-back left it no text."""
-SLACK_MARKDOWN_LIMIT = 12_000
-"""Slack's limit for one ``markdown_text``, and for the markdown blocks of one message."""
-SEAM_ROOM = 100
-"""Room kept in a message for the fences that close and re-open a code block."""
-MIN_MESSAGE_CHARS = 200
-MAX_CHUNKS_PER_CALL = 40
 MAX_CARDS_PER_MESSAGE = 24
 """Slack allows 50 blocks in a message: the cards and the markdown blocks between them."""
 SUMMARY_CHARS = 200
-
-
-@dataclass(frozen=True)
-class ReplyLimits:
-    """When a reply rolls over, and how often it may call Slack."""
-
-    stream_seconds: float = 240.0
-    """A streamed message rolls over after this long (Slack cuts it at about 300 s)."""
-    message_chars: int = 11_000
-    """Text in one message. Below ``SLACK_MARKDOWN_LIMIT``, so any message can be edited whole."""
-    stream_interval: float = 0.6
-    """At most one append per this many seconds (chat.appendStream is Tier 4, ~100/min)."""
-    update_interval: float = 1.0
-    """At most one chat.update per message per this many seconds."""
-    status_refresh: float = 90.0
-    """Set the status again after this long (Slack clears it after two minutes)."""
-
-    def __post_init__(self) -> None:
-        if not MIN_MESSAGE_CHARS <= self.message_chars <= SLACK_MARKDOWN_LIMIT - SEAM_ROOM:
-            raise ValueError(
-                f"message_chars must be {MIN_MESSAGE_CHARS}..{SLACK_MARKDOWN_LIMIT - SEAM_ROOM}"
-            )
+DEFAULT_LIMITS = ReplyLimits()
 
 
 @dataclass
@@ -147,7 +123,7 @@ class ThreadReply:
         *,
         clock: Clock,
         runtime: Runtime,
-        limits: ReplyLimits = ReplyLimits(),
+        limits: ReplyLimits = DEFAULT_LIMITS,
     ) -> None:
         """Start an empty reply.
 
@@ -181,16 +157,10 @@ class ThreadReply:
         self._failure: Exception | None = None
         self._answer = ""
         self._markdown = MarkdownStream()
-        self._queue: list[dict[str, Any]] = []
-        self._carry: list[dict[str, Any]] = []
-        """Chunks a continuation message starts with: running steps, a re-opened code block."""
-        self._running: dict[str, dict[str, Any]] = {}
-        """The steps the open stream shows running: call ID to the chunk Slack took."""
+        self._pacer = StreamPacer(limits)
         self._messages: list[_Message] = []
         self._steps: dict[str, dict[str, Any]] = {}
         self._fallback = not recipient_user and not channel.startswith("D")
-        self._room = limits.message_chars
-        self._last_append = 0.0
         self._last_layout = 0.0
         self._status_at: float | None = None
 
@@ -224,7 +194,7 @@ class ThreadReply:
             self._raise_failure()
             self._answer += text
             if not self._fallback:
-                self._queue_text(self._markdown.feed(text))
+                self._pacer.add_text(self._markdown.feed(text))
             self._pump()
 
     def replace(self, text: str) -> None:
@@ -238,9 +208,9 @@ class ThreadReply:
                 self._fall_back()
             elif not self._fallback:
                 # No text went out yet: what is queued can still be taken back.
-                self._queue = [chunk for chunk in self._queue if chunk["type"] != "markdown_text"]
+                self._pacer.take_back_text()
                 self._markdown = MarkdownStream()
-                self._queue_text(self._markdown.feed(text))
+                self._pacer.add_text(self._markdown.feed(text))
             self._pump()
 
     def step_started(self, call_id: str, name: str, details: str) -> None:
@@ -278,15 +248,14 @@ class ThreadReply:
             self._raise_failure()
             self._timer.close()
             if not self._fallback:
-                self._queue_text(self._markdown.flush())
+                self._pacer.add_text(self._markdown.flush())
                 self._send_queue()
-                if self._stream() is None and any(
-                    chunk["type"] == "task_update" for chunk in self._carry
-                ):
-                    self._start_stream([], 0)  # the steps a roll-over continued, to close them
+                if self._stream() is None and self._pacer.carries_steps():
+                    # the steps a roll-over continued, to close them
+                    self._start_stream(Start(self._pacer.carry, [], 0))
                 stream = self._stream()
                 if stream is not None:
-                    self._stop(stream)
+                    self._stop(stream, self._pacer.stop())
             for step in self._steps.values():
                 if step["status"] == "in_progress":
                     step["status"] = "complete"
@@ -309,13 +278,10 @@ class ThreadReply:
             return {
                 "answer": self._answer,
                 "markdown": self._markdown.to_state(),
-                "queue": list(self._queue),
-                "carry": list(self._carry),
-                "running": dict(self._running),
+                **self._pacer.to_state(),
                 "messages": [asdict(message) for message in self._messages],
                 "steps": {key: dict(step) for key, step in self._steps.items()},
                 "fallback": self._fallback,
-                "room": self._room,
                 "status_at": self._status_at,
             }
 
@@ -338,16 +304,13 @@ class ThreadReply:
         with self._lock:
             self._answer = state["answer"]
             self._markdown = MarkdownStream.from_state(state["markdown"])
-            self._queue = list(state["queue"])
-            self._carry = list(state["carry"])
-            self._running = dict(state["running"])
+            self._pacer = StreamPacer.from_state(state, self._limits)
             self._messages = [
                 _Message(**{**message, "cards": [tuple(card) for card in message["cards"]]})
                 for message in state["messages"]
             ]
             self._steps = {key: dict(step) for key, step in state["steps"].items()}
             self._fallback = state["fallback"]
-            self._room = state["room"]
             self._status_at = state["status_at"]
             stream = self._stream()
             if taken_over and stream is not None:
@@ -364,20 +327,20 @@ class ThreadReply:
             if now - self._status_at >= self._limits.status_refresh:
                 self._set_status()
             due.append(self._status_at + self._limits.status_refresh)
-        if not self._fallback and self._queue:
-            ready_at = self._last_append + self._limits.stream_interval
-            if now >= ready_at:
+        send_at = None if self._fallback else self._pacer.send_at()
+        if send_at is not None:
+            if now >= send_at:
                 self._send_queue()
             else:
-                due.append(ready_at)
+                due.append(send_at)
         stream = self._stream()
         if stream is not None and not self._fallback:
             # An idle stream too: stopped before Slack cuts it with a step still running.
-            too_old_at = stream.started_at + self._limits.stream_seconds
-            if now >= too_old_at:
+            roll_over_at = self._pacer.roll_over_at(stream)
+            if now >= roll_over_at:
                 self._roll_over(stream)
             else:
-                due.append(too_old_at)
+                due.append(roll_over_at)
         if self._fallback:  # maybe only since the queue was sent: streams were refused
             ready_at = self._last_layout + self._limits.update_interval
             if now >= ready_at:
@@ -412,19 +375,11 @@ class ThreadReply:
 
     # Streaming ------------------------------------------------------------------
 
-    def _queue_text(self, text: str) -> None:
-        if not text:
-            return
-        if self._queue and self._queue[-1]["type"] == "markdown_text":
-            self._queue[-1] = {"type": "markdown_text", "text": self._queue[-1]["text"] + text}
-        else:
-            self._queue.append({"type": "markdown_text", "text": text})
-
     def _show_step(self, call_id: str) -> None:
         if self._fallback:
             self._show_card(call_id)
         else:
-            self._queue.append(_task_update(call_id, self._steps[call_id]))
+            self._pacer.add_step(_task_update(call_id, self._steps[call_id]))
 
     def _stream(self) -> _Message | None:
         """The message streaming now, if any."""
@@ -432,65 +387,33 @@ class ThreadReply:
         return last if last is not None and last.streaming else None
 
     def _send_queue(self) -> None:
-        """Send every queued chunk, rolling over as the limits require."""
-        while self._queue and not self._fallback:
+        """Make the calls the pacer names until the queue is sent."""
+        while not self._fallback:
             stream = self._stream()
-            if stream is not None and (
-                self._clock.time() - stream.started_at >= self._limits.stream_seconds
-                or len(stream.text) >= self._room
-            ):
+            call = self._pacer.next_call(stream, self._clock.time())
+            if call is None:
+                return
+            if isinstance(call, RollOver):
+                assert stream is not None
                 self._roll_over(stream)
-                continue
-            used = len(stream.text) if stream is not None else len(_text_of(self._carry))
-            batch, size = self._next_batch(used)
-            if not batch:
-                assert stream is not None  # a new message always takes some text
-                self._roll_over(stream)  # the next text starts a new message
-            elif stream is None:
-                self._start_stream(batch, size)
+            elif isinstance(call, Start):
+                self._start_stream(call)
             else:
-                self._append_stream(stream, batch, size)
+                assert stream is not None
+                self._append_stream(stream, call)
 
-    def _next_batch(self, used: int) -> tuple[list[dict[str, Any]], int]:
-        """The queue's first chunks that fit a message holding ``used`` characters; their text's size."""
-        batch: list[dict[str, Any]] = []
-        size = 0
-        for chunk in self._queue[:MAX_CHUNKS_PER_CALL]:
-            if chunk["type"] != "markdown_text":
-                batch.append(chunk)
-                continue
-            fits = cut_point(chunk["text"], self._room, used + size)
-            if fits:
-                batch.append({"type": "markdown_text", "text": chunk["text"][:fits]})
-                size += fits
-            if fits < len(chunk["text"]):
-                break
-        return batch, size
-
-    def _taken(self, batch: list[dict[str, Any]]) -> None:
-        """Slack took ``batch``, the head of the queue (its last text maybe in part)."""
-        self._shown_in_stream(batch)
-        count = len(batch)
-        last, head = batch[-1], self._queue[count - 1]
-        if last["type"] == "markdown_text" and len(last["text"]) < len(head["text"]):
-            self._queue[count - 1] = {
-                "type": "markdown_text",
-                "text": head["text"][len(last["text"]) :],
-            }
-            count -= 1
-        del self._queue[:count]
-        self._last_append = self._clock.time()
-
-    def _start_stream(self, batch: list[dict[str, Any]], size: int) -> None:
-        chunks = self._carry + batch
+    def _start_stream(self, call: Start) -> None:
         try:
             answer = self._client.chat_startStream(
-                channel=self._channel, thread_ts=self._thread_ts, chunks=chunks, **self._recipient
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                chunks=call.chunks,
+                **self._recipient,
             )
         except SlackApiError as error:
             code = error.response.get("error")
             if code == "msg_too_long":
-                self._shrink_room(size // 2, error)
+                self._shrink_room(call.size // 2, error)
                 return
             if code == "ratelimited":
                 raise
@@ -503,81 +426,54 @@ class ThreadReply:
                 streamed=True,
                 streaming=True,
                 started_at=self._clock.time(),
-                text=_text_of(chunks),
-                content=size,
+                text=text_of(call.chunks),
+                content=call.size,
             )
         )
-        self._shown_in_stream(self._carry)
-        self._carry = []
         self._status_at = None
-        if batch:
-            self._taken(batch)
+        self._pacer.sent(call, self._clock.time())
 
-    def _append_stream(self, stream: _Message, batch: list[dict[str, Any]], size: int) -> None:
+    def _append_stream(self, stream: _Message, call: Append) -> None:
         try:
-            self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=batch)
+            self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=call.batch)
         except SlackApiError as error:
             code = error.response.get("error")
             if code == "message_not_in_streaming_state":
                 self._roll_over(stream, already_cut=True)
                 return
             if code == "msg_too_long":
-                self._shrink_room((len(stream.text) + size) // 2, error)
+                self._shrink_room((len(stream.text) + call.size) // 2, error)
                 self._roll_over(stream)
                 return
             raise
-        stream.text += _text_of(batch)
-        stream.content += size
-        self._taken(batch)
+        stream.text += text_of(call.batch)
+        stream.content += call.size
+        self._pacer.sent(call, self._clock.time())
 
     def _shrink_room(self, room: int, error: SlackApiError) -> None:
         """Slack refused a message this long: keep messages shorter from now on."""
-        if room < MIN_MESSAGE_CHARS:
+        if not self._pacer.shrink(room):
             raise error
-        self._room = min(self._room, room)
-
-    def _shown_in_stream(self, chunks: list[dict[str, Any]]) -> None:
-        """Slack took ``chunks``: keep track of the steps it shows running."""
-        for chunk in chunks:
-            if chunk["type"] != "task_update":
-                continue
-            if chunk["status"] == "in_progress":
-                self._running[chunk["id"]] = chunk
-            else:
-                self._running.pop(chunk["id"], None)
 
     def _roll_over(self, stream: _Message, already_cut: bool = False) -> None:
         """Stop ``stream`` (unless Slack already cut it) and carry on in a new message."""
-        closing, opening = seam(stream.text)
-        running = list(self._running.values())
+        stop = self._pacer.roll_over(stream.text)
         if already_cut:
             stream.streaming = False
-            self._running = {}
             self._rewrite(stream)
         else:
-            self._stop(stream, closing, running_output=CONTINUED)
-        self._carry = running + ([{"type": "markdown_text", "text": opening}] if opening else [])
+            self._stop(stream, stop)
 
-    def _stop(self, stream: _Message, closing: str = "", running_output: str | None = None) -> None:
-        """Stop a stream, closing every step it shows running (Slack would show it failed)."""
-        closed = [
-            {
-                **chunk,
-                "status": "complete",
-                **({"output": running_output} if running_output else {}),
-            }
-            for chunk in self._running.values()
-        ]
-        text = [{"type": "markdown_text", "text": closing}] if closing else []
+    def _stop(self, stream: _Message, stop: Stop) -> None:
+        """Stop a stream with what the pacer closes in it (Slack would show a pending step failed)."""
         try:
-            if self._call_stop(stream, text + closed):
-                stream.text += closing
+            if self._call_stop(stream, stop.chunks):
+                stream.text += stop.closing
         except SlackApiError as error:
-            if error.response.get("error") != "msg_too_long" or not text:
+            if error.response.get("error") != "msg_too_long" or not stop.closing:
                 raise
-            self._call_stop(stream, closed)
+            self._call_stop(stream, stop.steps)
         stream.streaming = False
-        self._running = {}
         self._rewrite(stream)
 
     def _rewrite(self, stream: _Message) -> None:
@@ -587,7 +483,7 @@ class ThreadReply:
             self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
             stream.rewrite = False
 
-    def _call_stop(self, stream: _Message, chunks: list[dict[str, Any]]) -> bool:
+    def _call_stop(self, stream: _Message, chunks: list[Chunk]) -> bool:
         """chat.stopStream; False when Slack had already cut the stream."""
         try:
             self._client.chat_stopStream(channel=self._channel, ts=stream.ts, chunks=chunks or None)
@@ -603,14 +499,10 @@ class ThreadReply:
         """From now on, post and edit: text already shown changed, or streams are refused."""
         self._fallback = True
         # Every step not shown in its final state yet continues as a card.
-        moved = {
-            chunk["id"] for chunk in self._queue + self._carry if chunk["type"] == "task_update"
-        }
-        moved |= set(self._running)
-        self._queue, self._carry = [], []
+        moved = self._pacer.abandon()
         stream = self._stream()
         if stream is not None:
-            self._stop(stream, running_output=CONTINUED_BELOW)
+            self._stop(stream, self._pacer.stop(output=CONTINUED_BELOW))
         for key in self._steps:
             if key in moved:
                 self._show_card(key)
@@ -638,7 +530,7 @@ class ThreadReply:
             end = min(len(text), start + message.content)
             bounds.append((start, end))
             start = end
-        room = self._room - SEAM_ROOM
+        room = self._pacer.room - SEAM_ROOM
         while True:
             end = start + cut_point(text[start:], room)
             bounds.append((start, end))
@@ -755,7 +647,3 @@ def _task_card(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
             }
             card[key] = {"type": "rich_text", "elements": [section]}
     return card
-
-
-def _text_of(chunks: list[dict[str, Any]]) -> str:
-    return "".join(chunk["text"] for chunk in chunks if chunk["type"] == "markdown_text")

@@ -18,7 +18,8 @@ from shared.core import notices
 from shared.core.model import StreamEvent
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
-from shared.slack.reply import ReplyLimits, ThreadReply
+from shared.slack.pacing import ReplyLimits
+from shared.slack.reply import ThreadReply
 from shared.system import SystemClock, ThreadRuntime
 from tests.core.reply_builders import call, chunk, result, text
 from tests.replies.support import (

@@ -30,7 +30,8 @@ from shared.core.reply import ReplyAssembler
 from shared.core.turn_machine import TurnState
 from shared.firestore import FirestoreDocuments
 from shared.ports import Chat
-from shared.slack.reply import ReplyLimits, ThreadReply
+from shared.slack.pacing import ReplyLimits
+from shared.slack.reply import ThreadReply
 from shared.store import TURNS
 from shared.system import SystemClock, ThreadRuntime
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, status_update, task

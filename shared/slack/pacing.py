@@ -1,0 +1,310 @@
+"""What a streamed reply sends to Slack next, and when: decided without I/O.
+
+Theory of operation. A streamed reply's text and steps wait in one ordered
+queue of chunks (``markdown_text``, and ``task_update`` keyed by the tool
+call's ID). ``StreamPacer`` holds that queue and decides, with the time
+passed in, everything about sending it; ``shared.slack.reply.ThreadReply``
+makes the Slack calls it names and reports what Slack took.
+
+- *Batching.* The queue goes out at most once per ``stream_interval``
+  (``send_at``), so a token-by-token agent costs a bounded number of calls;
+  the first chunk after a quiet spell goes at once. One call takes the
+  queue's first chunks that fit the message (``next_call``), its last text
+  maybe in part, cut at the end of a line where it can be. A chunk leaves
+  the queue only once Slack took it (``sent``), so a call that fails and is
+  made again later loses and reorders nothing.
+- *Rollover.* Slack cuts a streamed message after about five minutes and
+  caps its size, so a stream older than ``stream_seconds`` (``roll_over_at``),
+  or holding ``room`` characters, or whose next text does not fit, is stopped
+  and the reply continues in a new message (``RollOver``). A code block open
+  at the cut is closed at the end of one message and opened again at the
+  start of the next, with the same fence; a step still running is closed in
+  the old message (Slack shows a step left pending as failed) and shown
+  again, running, in the new one (``carry``). When Slack refuses a message
+  as too long, messages are kept shorter from then on (``shrink``).
+
+The pacer's state is plain JSON (``to_state``/``from_state``) and is part of
+the turn's checkpoint, so a function taking the turn over continues the same
+queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from shared.slack.markdown import cut_point, seam
+
+Chunk = dict[str, Any]
+"""A chunk of chat.startStream/appendStream/stopStream: ``markdown_text`` or ``task_update``."""
+
+SLACK_MARKDOWN_LIMIT = 12_000
+"""Slack's limit for one ``markdown_text``, and for the markdown blocks of one message."""
+SEAM_ROOM = 100
+"""Room kept in a message for the fences that close and re-open a code block."""
+MIN_MESSAGE_CHARS = 200
+MAX_CHUNKS_PER_CALL = 40
+CONTINUED = "continued in the next message"
+"""A running step's output in the message a rollover stopped."""
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """When a reply rolls over, and how often it may call Slack."""
+
+    stream_seconds: float = 240.0
+    """A streamed message rolls over after this long (Slack cuts it at about 300 s)."""
+    message_chars: int = 11_000
+    """Text in one message. Below ``SLACK_MARKDOWN_LIMIT``, so any message can be edited whole."""
+    stream_interval: float = 0.6
+    """At most one append per this many seconds (chat.appendStream is Tier 4, ~100/min)."""
+    update_interval: float = 1.0
+    """At most one chat.update per message per this many seconds."""
+    status_refresh: float = 90.0
+    """Set the status again after this long (Slack clears it after two minutes)."""
+
+    def __post_init__(self) -> None:
+        if not MIN_MESSAGE_CHARS <= self.message_chars <= SLACK_MARKDOWN_LIMIT - SEAM_ROOM:
+            raise ValueError(
+                f"message_chars must be {MIN_MESSAGE_CHARS}..{SLACK_MARKDOWN_LIMIT - SEAM_ROOM}"
+            )
+
+
+class OpenStream(Protocol):
+    """The streamed message the reply appends to, as the pacer reads it."""
+
+    @property
+    def started_at(self) -> float:
+        """When chat.startStream made it."""
+        ...
+
+    @property
+    def text(self) -> str:
+        """The text it shows (seams included)."""
+        ...
+
+
+# What to call ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    """chat.startStream with ``chunks``: what the last message carried on, then ``batch``."""
+
+    chunks: list[Chunk]
+    batch: list[Chunk]
+    size: int
+    """How many characters of the answer ``batch`` holds."""
+
+
+@dataclass(frozen=True)
+class Append:
+    """chat.appendStream with ``batch``."""
+
+    batch: list[Chunk]
+    size: int
+
+
+@dataclass(frozen=True)
+class RollOver:
+    """Stop the open stream (``roll_over``); the queue continues in a new message."""
+
+
+StreamCall = Start | Append | RollOver
+
+
+@dataclass(frozen=True)
+class Stop:
+    """What chat.stopStream sends: a fence that closes an open code block, and the running steps, closed."""
+
+    closing: str = ""
+    steps: list[Chunk] = field(default_factory=list)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        """Every chunk, text first."""
+        return ([text_chunk(self.closing)] if self.closing else []) + self.steps
+
+
+# The pacer ---------------------------------------------------------------------
+
+
+class StreamPacer:
+    """The queue of a streamed reply, and when and how it goes to Slack."""
+
+    def __init__(self, limits: ReplyLimits = ReplyLimits()) -> None:
+        self.limits = limits
+        self.queue: list[Chunk] = []
+        self.carry: list[Chunk] = []
+        """Chunks the next message starts with: running steps, a re-opened code block."""
+        self.running: dict[str, Chunk] = {}
+        """The steps the open stream shows running: call ID to the chunk Slack took."""
+        self.room = limits.message_chars
+        """How much text a message may hold (less once Slack refused one as too long)."""
+        self.last_sent = 0.0
+        """When Slack last took a batch (not kept in checkpoints: a new function sends at once)."""
+
+    # Filling the queue ----------------------------------------------------------
+
+    def add_text(self, text: str) -> None:
+        """Queue text (joined to the queued text before it)."""
+        if not text:
+            return
+        if self.queue and self.queue[-1]["type"] == "markdown_text":
+            self.queue[-1] = text_chunk(self.queue[-1]["text"] + text)
+        else:
+            self.queue.append(text_chunk(text))
+
+    def add_step(self, chunk: Chunk) -> None:
+        """Queue a step's ``task_update``."""
+        self.queue.append(chunk)
+
+    def take_back_text(self) -> None:
+        """Drop the queued text (no text went out yet, and the answer changed)."""
+        self.queue = [chunk for chunk in self.queue if chunk["type"] != "markdown_text"]
+
+    def abandon(self) -> set[str]:
+        """Streaming ends for good: empty the queue; the steps not yet shown as they stand."""
+        moved = {chunk["id"] for chunk in self.queue + self.carry if chunk["type"] == "task_update"}
+        self.queue, self.carry = [], []
+        return moved | set(self.running)
+
+    # Deciding -------------------------------------------------------------------
+
+    def send_at(self) -> float | None:
+        """When the queue may next be sent; None when it is empty."""
+        return self.last_sent + self.limits.stream_interval if self.queue else None
+
+    def roll_over_at(self, stream: OpenStream) -> float:
+        """When ``stream`` must stop, even idle (before Slack cuts it with a step running)."""
+        return stream.started_at + self.limits.stream_seconds
+
+    def next_call(self, stream: OpenStream | None, now: float) -> StreamCall | None:
+        """The call that sends the queue on; None when nothing is queued."""
+        if not self.queue:
+            return None
+        if stream is not None and (
+            now >= self.roll_over_at(stream) or len(stream.text) >= self.room
+        ):
+            return RollOver()
+        used = len(stream.text) if stream is not None else len(text_of(self.carry))
+        batch, size = self._next_batch(used)
+        if not batch:
+            if stream is None:  # a new message always takes some text
+                raise AssertionError("no text fits an empty message")
+            return RollOver()  # the next text starts a new message
+        if stream is None:
+            return Start(self.carry + batch, batch, size)
+        return Append(batch, size)
+
+    def _next_batch(self, used: int) -> tuple[list[Chunk], int]:
+        """The queue's first chunks that fit a message holding ``used`` characters; their text's size."""
+        batch: list[Chunk] = []
+        size = 0
+        for chunk in self.queue[:MAX_CHUNKS_PER_CALL]:
+            if chunk["type"] != "markdown_text":
+                batch.append(chunk)
+                continue
+            fits = cut_point(chunk["text"], self.room, used + size)
+            if fits:
+                batch.append(text_chunk(chunk["text"][:fits]))
+                size += fits
+            if fits < len(chunk["text"]):
+                break
+        return batch, size
+
+    # What Slack took --------------------------------------------------------------
+
+    def sent(self, call: Start | Append, now: float) -> None:
+        """Slack took ``call``: its chunks leave the queue (a stream's carry, too)."""
+        if isinstance(call, Start):
+            self._shown(self.carry)
+            self.carry = []
+        if call.batch:
+            self._taken(call.batch)
+            self.last_sent = now
+
+    def _taken(self, batch: list[Chunk]) -> None:
+        """Slack took ``batch``, the head of the queue (its last text maybe in part)."""
+        self._shown(batch)
+        count = len(batch)
+        last, head = batch[-1], self.queue[count - 1]
+        if last["type"] == "markdown_text" and len(last["text"]) < len(head["text"]):
+            self.queue[count - 1] = text_chunk(head["text"][len(last["text"]) :])
+            count -= 1
+        del self.queue[:count]
+
+    def _shown(self, chunks: list[Chunk]) -> None:
+        """Slack shows ``chunks``: keep track of the steps it shows running."""
+        for chunk in chunks:
+            if chunk["type"] != "task_update":
+                continue
+            if chunk["status"] == "in_progress":
+                self.running[chunk["id"]] = chunk
+            else:
+                self.running.pop(chunk["id"], None)
+
+    def roll_over(self, stream_text: str) -> Stop:
+        """The open stream, showing ``stream_text``, ends here; the next message carries on.
+
+        Returns what stops it (unless Slack already cut it): the open code
+        block closed, and each running step closed as continued. The next
+        message starts with those steps running and the code block opened again.
+        """
+        closing, opening = seam(stream_text)
+        running = list(self.running.values())
+        stop = self.stop(closing, CONTINUED)
+        self.carry = running + ([text_chunk(opening)] if opening else [])
+        return stop
+
+    def stop(self, closing: str = "", output: str | None = None) -> Stop:
+        """The open stream stops: each step it shows running is closed (with ``output``)."""
+        closed = [
+            {**chunk, "status": "complete", **({"output": output} if output else {})}
+            for chunk in self.running.values()
+        ]
+        self.running = {}
+        return Stop(closing, closed)
+
+    def carries_steps(self) -> bool:
+        """Whether the next message would show steps a rollover continued (to close them)."""
+        return any(chunk["type"] == "task_update" for chunk in self.carry)
+
+    def shrink(self, room: int) -> bool:
+        """Slack refused a message this long: keep them shorter. False when too short already."""
+        if room < MIN_MESSAGE_CHARS:
+            return False
+        self.room = min(self.room, room)
+        return True
+
+    # Checkpoints ----------------------------------------------------------------
+
+    def to_state(self) -> dict[str, Any]:
+        """Plain JSON (the keys of the reply's checkpoint before this module existed)."""
+        return {
+            "queue": list(self.queue),
+            "carry": list(self.carry),
+            "running": dict(self.running),
+            "room": self.room,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], limits: ReplyLimits) -> StreamPacer:
+        """Back from ``to_state``."""
+        pacer = cls(limits)
+        pacer.queue = list(state["queue"])
+        pacer.carry = list(state["carry"])
+        pacer.running = dict(state["running"])
+        pacer.room = state["room"]
+        return pacer
+
+
+def text_chunk(text: str) -> Chunk:
+    """A ``markdown_text`` chunk."""
+    return {"type": "markdown_text", "text": text}
+
+
+def text_of(chunks: list[Chunk]) -> str:
+    """The text of ``chunks``."""
+    return "".join(chunk["text"] for chunk in chunks if chunk["type"] == "markdown_text")

@@ -1,0 +1,193 @@
+"""A streamed reply's pacing, decision by decision, with the time passed in.
+
+No Slack here: each test feeds ``StreamPacer`` text and steps, asks which call
+comes next at a given instant, and says what Slack took, as ``ThreadReply``
+does. (``tests/replies/test_thread_reply.py`` shows the same rules in a
+thread of the Slack stand-in.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from shared.slack.pacing import (
+    CONTINUED,
+    Append,
+    Chunk,
+    ReplyLimits,
+    RollOver,
+    Start,
+    StreamPacer,
+    text_chunk,
+)
+
+LIMITS = ReplyLimits(stream_seconds=240.0, message_chars=1_000, stream_interval=0.6)
+
+
+@dataclass
+class Stream:
+    """The open streamed message, as the pacer reads it."""
+
+    started_at: float
+    text: str
+
+
+def step(call_id: str, status: str = "in_progress") -> Chunk:
+    return {"type": "task_update", "id": call_id, "title": call_id, "status": status}
+
+
+def test_an_empty_queue_asks_for_nothing() -> None:
+    pacer = StreamPacer(LIMITS)
+    assert pacer.send_at() is None
+    assert pacer.next_call(None, now=0.0) is None
+    assert pacer.next_call(Stream(0.0, "shown"), now=10.0) is None
+
+
+def test_the_first_text_starts_a_message_at_once_and_later_text_waits_one_interval() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.add_text("Hello")
+    send_at = pacer.send_at()
+    assert send_at is not None and send_at <= 100.0  # after a quiet spell: at once
+    call = pacer.next_call(None, now=100.0)
+    assert call == Start([text_chunk("Hello")], [text_chunk("Hello")], 5)
+    assert isinstance(call, Start)
+    pacer.sent(call, now=100.0)
+    assert pacer.send_at() is None
+    pacer.add_text(", wor")
+    pacer.add_text("ld")  # joined to the queued text: one chunk, one call
+    assert pacer.send_at() == pytest.approx(100.6)
+    assert pacer.next_call(Stream(100.0, "Hello"), now=100.6) == Append([text_chunk(", world")], 7)
+
+
+def test_a_call_slack_did_not_take_is_the_same_call_next_time() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.add_text("one ")
+    pacer.add_step(step("c1"))
+    pacer.add_text("two")
+    first = pacer.next_call(None, now=1.0)
+    # Slack refused (rate limited): nothing is marked sent, so nothing is lost or reordered.
+    assert pacer.next_call(None, now=5.0) == first
+    assert first == Start(
+        [text_chunk("one "), step("c1"), text_chunk("two")],
+        [text_chunk("one "), step("c1"), text_chunk("two")],
+        7,
+    )
+
+
+@pytest.mark.parametrize(
+    ("stream", "now", "expected"),
+    [
+        # Young and short: append.
+        (Stream(0.0, "x" * 10), 239.0, Append),
+        # As old as stream_seconds: roll over before Slack cuts it.
+        (Stream(0.0, "x" * 10), 240.0, RollOver),
+        # As long as a message may be: roll over.
+        (Stream(0.0, "x" * 1_000), 1.0, RollOver),
+        # More than half full, and the next text does not fit: it starts a new message.
+        (Stream(0.0, "x" * 900), 1.0, RollOver),
+    ],
+)
+def test_when_a_stream_rolls_over(stream: Stream, now: float, expected: type) -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.add_text("y" * 200)
+    assert isinstance(pacer.next_call(stream, now), expected)
+    assert pacer.roll_over_at(stream) == stream.started_at + LIMITS.stream_seconds
+
+
+def test_text_too_long_for_one_message_is_cut_at_a_line_end_and_the_rest_stays_queued() -> None:
+    pacer = StreamPacer(LIMITS)
+    lines = "".join(f"line {n:03}\n" for n in range(200))  # 1,800 characters
+    pacer.add_text(lines)
+    call = pacer.next_call(None, now=0.0)
+    assert isinstance(call, Start)
+    sent = call.batch[0]["text"]
+    assert sent.endswith("\n") and 500 < len(sent) <= 1_000 and lines.startswith(sent)
+    pacer.sent(call, now=0.0)
+    assert pacer.queue == [text_chunk(lines[len(sent) :])]
+
+
+def test_a_rollover_closes_the_code_block_and_running_steps_and_the_next_message_reopens_them() -> (
+    None
+):
+    pacer = StreamPacer(LIMITS)
+    pacer.add_step(step("c1"))
+    pacer.add_step(step("c2"))
+    pacer.add_step(step("c2", "complete"))
+    pacer.add_text("```python\nprint(1)\n")
+    start = pacer.next_call(None, now=0.0)
+    assert isinstance(start, Start)
+    pacer.sent(start, now=0.0)
+    assert set(pacer.running) == {"c1"}
+
+    stop = pacer.roll_over("```python\nprint(1)\n")
+    assert stop.closing == "```"
+    assert stop.steps == [{**step("c1"), "status": "complete", "output": CONTINUED}]
+    assert pacer.running == {}
+
+    pacer.add_text("print(2)\n")
+    carried = pacer.next_call(None, now=300.0)
+    assert carried == Start(
+        [step("c1"), text_chunk("```python\n"), text_chunk("print(2)\n")],
+        [text_chunk("print(2)\n")],
+        9,
+    )
+
+
+def test_a_rollover_with_nothing_queued_still_carries_the_running_steps_to_close_them() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.add_step(step("c1"))
+    start = pacer.next_call(None, now=0.0)
+    assert isinstance(start, Start)
+    pacer.sent(start, now=0.0)
+    pacer.roll_over("")
+    assert pacer.carries_steps()
+    assert pacer.next_call(None, now=250.0) is None  # nothing to send ...
+    closing = Start(pacer.carry, [], 0)  # ... but the end of the reply shows and closes them
+    pacer.sent(closing, now=250.0)
+    assert not pacer.carries_steps() and set(pacer.running) == {"c1"}
+    assert pacer.stop().steps == [{**step("c1"), "status": "complete"}]
+
+
+def test_a_message_slack_refused_as_too_long_keeps_the_next_ones_shorter() -> None:
+    pacer = StreamPacer(LIMITS)
+    assert pacer.shrink(600)
+    assert pacer.room == 600
+    assert pacer.shrink(800)  # never longer again
+    assert pacer.room == 600
+    assert not pacer.shrink(100)  # too short to be worth a message: the caller gives up
+    assert pacer.room == 600
+
+
+def test_taking_back_text_keeps_the_steps_and_abandoning_names_every_step_not_shown_as_it_stands() -> (
+    None
+):
+    pacer = StreamPacer(LIMITS)
+    pacer.add_step(step("shown"))
+    start = pacer.next_call(None, now=0.0)
+    assert isinstance(start, Start)
+    pacer.sent(start, now=0.0)
+    pacer.add_text("draft")
+    pacer.add_step(step("queued"))
+    pacer.take_back_text()
+    assert pacer.queue == [step("queued")]
+    assert pacer.abandon() == {"shown", "queued"}
+    assert pacer.queue == [] and pacer.carry == []
+
+
+def test_the_state_round_trips_through_a_checkpoint_and_decides_the_same() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.add_step(step("c1"))
+    pacer.add_text("```\ncode\n")
+    start = pacer.next_call(None, now=0.0)
+    assert isinstance(start, Start)
+    pacer.sent(start, now=0.0)
+    pacer.shrink(700)
+    pacer.roll_over("```\ncode\n")
+    pacer.add_text("more")
+    back = StreamPacer.from_state(pacer.to_state(), LIMITS)
+    assert back.to_state() == pacer.to_state()
+    assert back.next_call(None, now=9.0) == pacer.next_call(None, now=9.0)
+    # When Slack last took a batch is not kept: the function taking over sends at once.
+    assert back.send_at() == LIMITS.stream_interval
