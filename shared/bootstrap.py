@@ -77,6 +77,6 @@ def deps() -> Deps:
         ),
         turns=PubSubTurnQueue(settings, PublisherClient()),
         tasks=CloudTasksQueue(settings, make_tasks_client(settings)),
-        chat=web_client(settings.slack_api_url, settings.slack_bot_token),
+        chat=web_client(settings.slack_api_url, settings.slack_bot_token.get_secret_value()),
         http=httpx.Client(follow_redirects=False),
     )

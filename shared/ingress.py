@@ -53,7 +53,9 @@ def session_id_for(binding: str, message: ChatMessage) -> str:
 def handle_event(deps: Deps, body: bytes, headers: Mapping[str, str]) -> Reply:
     """An Events API callback."""
     try:
-        verify_slack_request(deps.settings.slack_signing_secret, body, headers, deps.clock)
+        verify_slack_request(
+            deps.settings.slack_signing_secret.get_secret_value(), body, headers, deps.clock
+        )
         envelope = json.loads(body)
     except (SlackRequestRejected, ValueError):
         return Reply(401, "invalid request")
@@ -172,7 +174,9 @@ def _joined(store: Store, session_id: str, message: ChatMessage) -> bool:
 def handle_interaction(deps: Deps, body: bytes, headers: Mapping[str, str]) -> Reply:
     """An Interactivity callback (buttons, modals)."""
     try:
-        verify_slack_request(deps.settings.slack_signing_secret, body, headers, deps.clock)
+        verify_slack_request(
+            deps.settings.slack_signing_secret.get_secret_value(), body, headers, deps.clock
+        )
         payload = json.loads(parse_qs(body.decode())["payload"][0])
     except (SlackRequestRejected, ValueError, KeyError, UnicodeDecodeError):
         return Reply(401, "invalid request")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,8 +26,10 @@ class Settings(BaseSettings):
     config_path: str = Field("kourier.yaml", alias="KOURIER_CONFIG")
 
     slack_api_url: str = Field("https://slack.com/api/", alias="SLACK_API_URL")
-    slack_bot_token: str = Field("", alias="SLACK_BOT_TOKEN")
-    slack_signing_secret: str = Field("", alias="SLACK_SIGNING_SECRET")
+    # Secrets print as '**********' (a log line or an error that shows the
+    # settings shows no credential); get_secret_value() reads them.
+    slack_bot_token: SecretStr = Field(SecretStr(""), alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr = Field(SecretStr(""), alias="SLACK_SIGNING_SECRET")
 
     turns_topic: str = Field("kourier-turns", alias="KOURIER_TURNS_TOPIC")
     follow_queue: str = Field("kourier-follow", alias="KOURIER_FOLLOW_QUEUE")
