@@ -205,6 +205,10 @@ class SlackStandin:
         body = {"values": values, "signature": signature}
         return self._send(Submission, "POST", f"/_standin/views/{view_id}/submit", body)
 
+    def close_view(self, view_id: str) -> View:
+        """A person closes a modal without submitting it (the app hears nothing)."""
+        return self._send(View, "POST", f"/_standin/views/{view_id}/close", {})
+
     def calls(self, method: str | None = None) -> list[ApiCall]:
         """The Web API calls the app made, oldest first."""
         return self._list(ApiCall, "/_standin/calls", {"method": method} if method else None)

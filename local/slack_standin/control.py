@@ -106,6 +106,22 @@ async def submit(request: Request) -> JSONResponse:
     return _answer(await _standin(request).submit(request.path_params["view_id"], body))
 
 
+async def close_view(request: Request) -> JSONResponse:
+    """A person closes a modal without submitting it.
+
+    Slack tells the app (``view_closed``) only when the view asked with
+    ``notify_on_close``; the stand-in sends nothing, so it refuses to close
+    such a view rather than pretend.
+    """
+    view = _standin(request).workspace.views.get(request.path_params["view_id"])
+    if view is None:
+        raise LookupError(f"no view {request.path_params['view_id']}")
+    if view.view.get("notify_on_close"):
+        raise ValueError("the view asks for view_closed, which the stand-in does not send")
+    _standin(request).workspace.close_view(view.id)
+    return _answer(view)
+
+
 async def history(request: Request) -> JSONResponse:
     """A channel's top-level messages."""
     return _answer(_standin(request).workspace.history(request.path_params["channel"]))
@@ -233,6 +249,7 @@ routes = [
     Route(f"{PREFIX}/actions", _guarded(click), methods=["POST"]),
     Route(f"{PREFIX}/views", views),
     Route(f"{PREFIX}/views/{{view_id}}/submit", _guarded(submit), methods=["POST"]),
+    Route(f"{PREFIX}/views/{{view_id}}/close", _guarded(close_view), methods=["POST"]),
     Route(f"{PREFIX}/channels/{{channel}}/messages", history),
     Route(f"{PREFIX}/channels/{{channel}}/threads/{{ts}}", thread),
     Route(f"{PREFIX}/channels/{{channel}}/threads/{{ts}}/status", thread_status),

@@ -13,6 +13,7 @@ rising ``X-Slack-Retry-Num``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -115,12 +116,39 @@ class Failures:
         return failure
 
 
+class Changes:
+    """A count of the changes to the stand-in's state, and a way to wait for the next one.
+
+    Whatever changes the state bumps it (the server after every request that
+    is not a read, see ``app.ChangeNotifier``); a watcher such as the
+    console's event stream waits for a count past the one it showed.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._next = asyncio.Event()
+
+    def bump(self) -> None:
+        """Something changed: wake everyone waiting."""
+        self.count += 1
+        self._next.set()
+        self._next = asyncio.Event()
+
+    async def wait(self, seen: int, timeout: float) -> int:
+        """The count once it is past ``seen``, or as it is after ``timeout`` seconds."""
+        if self.count == seen:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._next.wait(), timeout)
+        return self.count
+
+
 class Standin:
     """Everything one stand-in process holds."""
 
     def __init__(self, settings: StandinSettings, http: httpx.AsyncClient) -> None:
         self.settings = settings
         self.sender = callbacks.Sender(http, settings.signing_secret)
+        self.changes = Changes()
         self.reset()
 
     def reset(self) -> None:
@@ -152,9 +180,12 @@ class Standin:
         self.workspace.tunables = Tunables.model_validate(merged)
         return self.workspace.tunables
 
-    def record_call(self, method: str, params: dict[str, Any], status_code: int, body: Any) -> None:
-        """Logs one Web API call as it was answered."""
+    def record_call(
+        self, method: str, params: dict[str, Any], status_code: int, body: dict[str, Any]
+    ) -> None:
+        """Logs one Web API call as it was answered, with the thread it was about."""
         log.info("api %s -> %s", method, body.get("error") or "ok")
+        channel, thread_ts = self.workspace.call_thread(params, body)
         self.calls.append(
             ApiCall(
                 method=method,
@@ -163,6 +194,9 @@ class Standin:
                 ok=bool(body.get("ok")),
                 error=body.get("error"),
                 at=time.time(),
+                answer=body,
+                channel=channel,
+                thread_ts=thread_ts,
             )
         )
 
@@ -179,6 +213,7 @@ class Standin:
         message = self.workspace.user_said(
             channel=request.channel, user=request.user, text=text, thread_ts=request.thread_ts
         )
+        self.changes.bump()  # the message shows before the app has answered its events
         parent_user = None
         if request.thread_ts is not None:
             parent_user = self.workspace.thread(request.channel, request.thread_ts)[0].user
@@ -251,7 +286,9 @@ class Standin:
             block_id=request.block_id,
         )
         action = callbacks.action(target.element, target.block_id, request.value, request.values)
-        trigger_id = workspace.issue_trigger(user.id)
+        if "selected_options" in action:
+            workspace.select(target, user.id, [str(o["value"]) for o in action["selected_options"]])
+        trigger_id = workspace.issue_trigger(user.id, target)
         token = workspace.issue_response_token(target, user.id)
         response_url = f"http://127.0.0.1:{self.settings.port}/actions/{token}"
         payload = callbacks.block_actions(

@@ -273,6 +273,11 @@ class ApiCall(BaseModel):
     ok: bool
     error: str | None = None
     at: float
+    # The whole answer, as the app received it.
+    answer: dict[str, Any] = Field(default_factory=dict)
+    # The thread the call was about (its channel and root ts), where it names one.
+    channel: str | None = None
+    thread_ts: str | None = None
 
 
 class RateLimit(BaseModel):

@@ -136,6 +136,9 @@ class Trigger:
     user: str
     issued_at: float
     used: bool = False
+    # The thread of the message clicked, where the click was in one.
+    channel: str | None = None
+    thread_ts: str | None = None
 
 
 @dataclass
@@ -166,6 +169,9 @@ class Workspace:
         self.feedback: list[FeedbackClick] = []
         self._triggers: dict[str, Trigger] = {}
         self._response_targets: dict[str, ActionTarget] = {}
+        # What each person ticked in a message's checkboxes or multi-select:
+        # (channel, message ts, action_id, user) -> option values.
+        self.selections: dict[tuple[str, str, str, str], list[str]] = {}
         self._last_micros = 0
 
     # ----- Web API --------------------------------------------------------
@@ -596,11 +602,44 @@ class Workspace:
                 )
         raise LookupError(f"no element with action_id {action_id} in message {message_ts}")
 
-    def issue_trigger(self, user: str) -> str:
-        """A new trigger_id for one views.open on behalf of ``user``."""
+    def issue_trigger(self, user: str, target: ActionTarget | None = None) -> str:
+        """A new trigger_id for one views.open on behalf of ``user``, after a click on ``target``."""
         trigger_id = f"{int(time.time())}.{secrets.randbelow(10**12):012d}.{secrets.token_hex(16)}"
-        self._triggers[trigger_id] = Trigger(user=user, issued_at=time.time())
+        self._triggers[trigger_id] = Trigger(
+            user=user,
+            issued_at=time.time(),
+            channel=None if target is None else target.channel,
+            thread_ts=None if target is None else target.thread_ts or target.message_ts,
+        )
         return trigger_id
+
+    def select(self, target: ActionTarget, user: str, values: list[str]) -> None:
+        """Remembers what ``user`` ticked in a multi-choice element, as their client shows it."""
+        key = (target.channel, target.message_ts, str(target.element["action_id"]), user)
+        self.selections[key] = list(values)
+
+    def call_thread(
+        self, params: dict[str, Any], answer: dict[str, Any]
+    ) -> tuple[str | None, str | None]:
+        """The channel and thread (root ts) a Web API call was about, as far as it names them.
+
+        A call names a thread by ``thread_ts``, by the ``ts`` of a message in
+        it, by the new message it posted, or (views.open) by the click whose
+        trigger_id it used.
+        """
+        trigger = self._triggers.get(str(params.get("trigger_id", "")))
+        if trigger is not None:
+            return trigger.channel, trigger.thread_ts
+        channel = params.get("channel") or params.get("channel_id") or answer.get("channel")
+        if not isinstance(channel, str) or not channel:
+            return None, None
+        if isinstance(params.get("thread_ts"), str) and params["thread_ts"]:
+            return channel, params["thread_ts"]
+        ts = params.get("ts") or answer.get("ts")
+        message = self._find(channel, ts) if isinstance(ts, str) else None
+        if message is None:
+            return channel, None
+        return channel, message.thread_ts or message.ts
 
     def issue_response_token(self, target: ActionTarget, user: str) -> str:
         """A token for the response_url of a click by ``user`` on ``target``."""

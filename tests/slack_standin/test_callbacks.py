@@ -294,3 +294,30 @@ def test_an_update_answer_replaces_the_modal(
     assert (submitted.response_action, submitted.view_open) == ("update", True)
     [view] = standin.views()
     assert (view.id, view.view["title"]["text"]) == (view_id, "Thanks")
+
+
+def test_a_modal_closed_unsubmitted_tells_the_app_nothing(
+    slack: WebClient, standin: SlackStandin, receiver: Receiver
+) -> None:
+    root = slack.chat_postMessage(channel=CHANNEL, text="thread")["ts"]
+    posted = slack.chat_postMessage(
+        channel=CHANNEL, thread_ts=root, text="Approve?", blocks=APPROVAL_BLOCKS
+    )
+    trigger_id = standin.click(CHANNEL, posted["ts"], "deny").trigger_id
+    view_id = slack.views_open(trigger_id=trigger_id, view=MODAL)["view"]["id"]
+    assert (standin.calls("views.open")[0].channel, standin.calls("views.open")[0].thread_ts) == (
+        CHANNEL,
+        root,
+    ), "the modal's call names the thread of the click"
+    receiver.clear()
+
+    closed = standin.close_view(view_id)
+
+    assert not closed.open and not standin.views()[0].open
+    assert receiver.requests == []
+    noisy = slack.views_open(
+        trigger_id=standin.click(CHANNEL, posted["ts"], "deny").trigger_id,
+        view={**MODAL, "notify_on_close": True},
+    )["view"]["id"]
+    with pytest.raises(StandinError, match="400"):
+        standin.close_view(noisy)

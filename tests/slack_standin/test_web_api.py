@@ -11,7 +11,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from local.slack_standin import SlackStandin, StandinError, User
+from local.slack_standin import TEAM_ID, SlackStandin, StandinError, User
 from tests.slack_standin.support import APPROVAL_BLOCKS, BOT_TOKEN, CHANNEL
 
 
@@ -390,3 +390,28 @@ def test_the_sdk_retry_handler_waits_out_the_limit(standin: SlackStandin) -> Non
     standin.set_rate_limit("auth.test", limit=1, window_seconds=1)
     assert patient.auth_test()["ok"] and patient.auth_test()["ok"]
     assert [call.status_code for call in standin.calls("auth.test")] == [200, 429, 200]
+
+
+def test_each_call_names_its_thread_and_keeps_its_answer(
+    slack: WebClient, standin: SlackStandin
+) -> None:
+    root = slack.chat_postMessage(channel=CHANNEL, text="root")["ts"]
+    stream = slack.chat_startStream(
+        channel=CHANNEL,
+        thread_ts=root,
+        recipient_user_id="U0ALICE",
+        recipient_team_id=TEAM_ID,
+        markdown_text="hi",
+    )["ts"]
+    slack.chat_appendStream(channel=CHANNEL, ts=stream, markdown_text=" there")
+    slack.users_info(user="U0ALICE")
+
+    calls = standin.calls()
+    assert [(c.method, c.channel, c.thread_ts) for c in calls] == [
+        ("chat.postMessage", CHANNEL, root),
+        ("chat.startStream", CHANNEL, root),
+        ("chat.appendStream", CHANNEL, root),
+        ("users.info", None, None),
+    ]
+    assert calls[0].answer["ts"] == root
+    assert calls[-1].answer["user"]["id"] == "U0ALICE"
