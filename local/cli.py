@@ -162,8 +162,17 @@ def _agent_check(args: list[str]) -> int:
 
 def banner(stack: Stack) -> str:
     """What ``up`` prints once everything answers."""
+    console = (
+        f"""
+Open the console in a browser, to write to the demo agent and click as a Slack user would:
+  {stack.console_url}
+"""
+        if stack.console_url
+        else ""
+    )
     return f"""
 Agent Kourier is running.
+  Console                {stack.console_url or "(none: SLACK_API_URL names another Slack)"}
   Slack Events URL       {stack.ingress_url}slack/events
   Slack Interactivity    {stack.ingress_url}slack/interactivity
   Health                 {stack.ingress_url}healthz
@@ -173,7 +182,8 @@ Agent Kourier is running.
   Config                 {stack.config_path}
   Logs                   {stack.log_dir}
 
-Talk to the demo agent (in another terminal):
+{console}
+Or talk to the demo agent from another terminal:
   ./kourier say "hello, what can you do?"
   ./kourier alert            an alert opens a thread, and the agent looks into it
   ./kourier alert --resolved

@@ -89,6 +89,8 @@ class Stack:
     ports: StackPorts
     ingress_url: str
     slack_api_url: str
+    console_url: str | None
+    """The console page, when the stack runs its own Slack stand-in."""
     config_path: str
     function_env: dict[str, str]
     agent_url: str | None
@@ -164,6 +166,10 @@ def running_stack(
         slack_api_url = environ.get("SLACK_API_URL", "")
         signing_secret = environ.get("SLACK_SIGNING_SECRET", DEFAULT_SIGNING_SECRET)
         bot_token = environ.get("SLACK_BOT_TOKEN", DEFAULT_BOT_TOKEN)
+        config_path = environ.get("KOURIER_CONFIG", "")
+        agent_url = None if config_path else f"http://127.0.0.1:{ports.agent}/"
+        config_file = Path(config_path) if config_path else state_dir / "kourier.yaml"
+        console_url: str | None = None
         if not slack_api_url:
             slack_api_url = f"http://127.0.0.1:{ports.slack}/api/"
             slack = start(
@@ -182,16 +188,17 @@ def running_stack(
                     ingress_url + "slack/events",
                     "--interactivity-url",
                     ingress_url + "slack/interactivity",
+                    "--kourier-config",
+                    str(config_file),
+                    *(["--agent-url", agent_url] if agent_url else []),
                 ],
                 base_env,
             )
             slack.wait_http(f"http://127.0.0.1:{ports.slack}/_standin/health")
+            console_url = f"http://127.0.0.1:{ports.slack}/"
             progress("the Slack stand-in answers")
 
-        config_path = environ.get("KOURIER_CONFIG", "")
-        agent_url: str | None = None
-        if not config_path:
-            agent_url = f"http://127.0.0.1:{ports.agent}/"
+        if agent_url is not None:
             agent = start(
                 "demo-agent",
                 [
@@ -205,7 +212,6 @@ def running_stack(
             )
             agent.wait_http(agent_url + ".well-known/agent-card.json")
             progress("the demo agent answers")
-            config_file = state_dir / "kourier.yaml"
             config_file.write_text(demo_config(agent_url))
             config_path = str(config_file)
             base_env.setdefault("KOURIER_SECRET_DEMO_ALERTS_TOKEN", DEMO_ALERT_TOKEN)
@@ -261,6 +267,7 @@ def running_stack(
             ports=ports,
             ingress_url=ingress_url,
             slack_api_url=slack_api_url,
+            console_url=console_url,
             config_path=config_path,
             function_env=function_env,
             agent_url=agent_url,

@@ -6,10 +6,11 @@ does the protocol work (task store, GetTask, SubscribeToTask, CancelTask,
 ListTasks). The executor answers a new turn with the behaviour its text
 asks for (``behaviours.BEHAVIOURS``) and a send to a paused task with the
 pause's ``Resume``. An ASGI middleware in front of the SDK records every
-request (method, params, headers), so tests can read what the agent received
-at ``GET /_demo/received``, and answers a send with a JSON-RPC error before
-the SDK sees it where the agent refuses it: an answer that does not fit its
-question (-32603, as kagent refuses one), or a behaviour's refusal (busy).
+request (method, params, headers), so tests and the console can read what
+the agent received at ``GET /_demo/received`` (``?since=N``: from the N+1st
+on), and answers a send with a JSON-RPC error before the SDK sees it where
+the agent refuses it: an answer that does not fit its question (-32603, as
+kagent refuses one), or a behaviour's refusal (busy).
 """
 
 from __future__ import annotations
@@ -304,7 +305,8 @@ def build_app(
         if request.method == "DELETE":
             received.clear()
             return Response(status_code=204)
-        return JSONResponse(received)
+        since = request.query_params.get("since", "0")
+        return JSONResponse(received[int(since) if since.isdigit() else 0 :])
 
     routes = [
         *create_agent_card_routes(card),

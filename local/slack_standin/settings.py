@@ -28,6 +28,10 @@ class StandinSettings(Tunables, BaseSettings):
     channels: str = "C0123456789"
     # People, comma-separated, each "ID:Real Name:email".
     users: str = DEFAULT_USERS
+    # For the console: the demo agent whose requests it shows, and Kourier's
+    # config, whose tool approvers it marks among the people.
+    agent_url: str | None = None
+    kourier_config: str | None = None
 
     def tunables(self) -> Tunables:
         """The settings a test may change at run time, at their start values."""

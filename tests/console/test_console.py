@@ -1,0 +1,164 @@
+"""A person uses the console in Chromium: writes to the demo agent, watches, approves, answers.
+
+Every step goes through the page, as a new user would go: nothing is typed
+in a terminal, and what is asserted is what the page shows.
+"""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from local.cli import banner
+from local.stack import Stack
+from shared.core import notices
+from tests.console.conftest import Console
+
+BOB = "U0BOB"
+"""In the workspace, and no approver of the demo binding."""
+ALICE = "U0ALICE"
+"""The demo binding's approver."""
+
+_WATCH_FIRST_ANSWER = """() => {
+  window.seen = [];
+  const record = () => {
+    const answer = document.querySelector('.thread-pane article.from-bot');
+    if (!answer) return;
+    window.seen.push({
+      streaming: Boolean(answer.querySelector('.tag.streaming')),
+      length: answer.querySelector('.message-body').innerText.length,
+    });
+  };
+  new MutationObserver(record).observe(document.body, {subtree: true, childList: true});
+}"""
+
+
+def test_up_prints_the_console_and_the_page_shows_the_workspace(
+    stack: Stack, console: Console
+) -> None:
+    assert f"Console                {stack.console_url}" in banner(stack)
+    people = console.page.get_by_label("Acting as").locator("option")
+    expect(people).to_have_text(["Alice Liddell (approver)", "Bob Builder"])
+    expect(console.page.get_by_text("U0ALICE, approves tool calls in demo")).to_be_visible()
+    console.act_as(BOB)
+    expect(console.page.get_by_text("U0BOB, approves no tool calls")).to_be_visible()
+    expect(console.page).to_have_url(re.compile(r"#as=U0BOB&channel=C0123456789$"))
+
+
+def test_a_message_streams_its_answer_live_and_its_tool_step_turns_complete(
+    console: Console,
+) -> None:
+    console.page.evaluate(_WATCH_FIRST_ANSWER)
+    console.write("please count these words")
+
+    answer = console.answers().first
+    step = answer.locator(".task", has_text="count_words")
+    expect(step).to_contain_text("complete")
+    expect(answer).to_contain_text("please count these words")
+    expect(answer.locator(".tag.streaming")).to_have_count(0)
+    final = len(answer.locator(".message-body").inner_text())
+    seen = console.page.evaluate("window.seen")
+    growing = [s["length"] for s in seen if s["streaming"] and 0 < s["length"] < final]
+    assert growing, f"the answer never showed part-way while it streamed: {seen[-5:]}"
+    step.get_by_role("button").click()
+    expect(step.locator(".task-output")).to_be_visible()
+
+
+def test_a_non_approver_is_refused_where_only_they_see_it_then_an_approver_approves(
+    console: Console,
+) -> None:
+    console.write("approve")
+    approve = console.thread.get_by_role("button", name=notices.APPROVE, exact=True)
+    expect(approve).to_be_visible()
+    expect(console.thread).to_contain_text("Restart the checkout service?")
+
+    console.act_as(BOB)
+    approve.click()
+    refusal = console.thread.locator("article.ephemeral")
+    expect(refusal).to_contain_text(notices.NOT_AN_APPROVER)
+    expect(refusal).to_contain_text("Only visible to you")
+    expect(approve).to_be_visible()
+    console.screenshot("approval_refused_to_bob")
+
+    console.act_as(ALICE)
+    expect(console.thread.get_by_text(notices.NOT_AN_APPROVER)).to_have_count(0)
+    approve.click()
+    expect(console.thread).to_contain_text(notices.APPROVED_BY.format(who="@Alice"))
+    expect(approve).to_have_count(0)
+    expect(console.thread).to_contain_text("restart_service: approved, so it ran.")
+
+
+def test_a_question_with_several_answers_is_ticked_and_submitted(console: Console) -> None:
+    console.write("checkboxes")
+    expect(console.thread).to_contain_text("Which signals should I collect?")
+    console.thread.get_by_label("logs").check()
+    console.thread.get_by_label("traces").check()
+    console.thread.get_by_role("button", name=notices.SUBMIT).click()
+
+    expect(console.thread).to_contain_text(notices.ANSWERED_BY.format(who="@Alice"))
+    expect(console.thread).to_contain_text("So I collect logs and traces.")
+    expect(console.thread.get_by_role("button", name=notices.SUBMIT)).to_have_count(0)
+
+
+def test_a_free_text_question_is_answered_in_a_modal(console: Console) -> None:
+    console.write("freetext")
+    console.thread.get_by_role("button", name=notices.WRITE_ANSWER, exact=True).click()
+    modal = console.page.get_by_role("dialog", name=notices.ANSWER_FORM_TITLE)
+    expect(modal).to_contain_text("What should the incident be called?")
+
+    modal.get_by_role("button", name=notices.ANSWER_FORM_SEND).click()
+    expect(modal).to_contain_text(notices.ANSWER_BLANK)
+    modal.get_by_label(notices.ANSWER_FORM_LABEL).fill("Checkout is slow")
+    modal.get_by_role("button", name=notices.ANSWER_FORM_SEND).click()
+
+    expect(modal).to_have_count(0)
+    expect(console.thread).to_contain_text("So the incident is called “Checkout is slow”.")
+    expect(console.thread).to_contain_text(notices.ANSWERED_BY.format(who="@Alice"))
+
+
+def test_a_reload_mid_stream_shows_the_same_thread_still_streaming_then_finished(
+    console: Console,
+) -> None:
+    console.write("long 12")
+    answer = console.answers().first
+    expect(answer.locator(".task.in_progress", has_text="count_words")).to_be_visible()
+    expect(answer.locator(".tag.streaming")).to_be_visible()
+
+    console.page.reload()
+
+    answer = console.answers().first
+    expect(answer).to_contain_text("long 12")
+    expect(answer.locator(".tag.streaming")).to_be_visible()
+    expect(answer.locator(".task", has_text="count_words")).to_contain_text("complete")
+    expect(answer).to_contain_text("That is all for this turn.")
+    expect(answer.locator(".tag.streaming")).to_have_count(0)
+
+
+def test_underneath_a_thread_show_its_slack_calls_a_429_its_turn_and_the_agents_requests(
+    console: Console,
+) -> None:
+    console.standin.fail("chat.postMessage", "ratelimited", status=429)
+    console.write("approve")
+    expect(console.thread.get_by_role("button", name=notices.APPROVE, exact=True)).to_be_visible()
+
+    calls = console.underneath
+    expect(calls.locator("summary", has_text="chat.postMessage")).to_have_count(2)
+    expect(calls.locator("summary", has_text="chat.postMessage").first).to_contain_text(
+        "429 ratelimited"
+    )
+    prompt_post = calls.locator("details", has_text="chat.postMessage").last
+    prompt_post.locator("summary").click()
+    expect(prompt_post).to_contain_text('"text": "Restart the checkout service?"')
+
+    calls.get_by_role("tab", name="Turns").click()
+    expect(calls.locator(".turn-status")).to_have_text(["paused"])
+    console.thread.get_by_role("button", name=notices.APPROVE, exact=True).click()
+    expect(calls.locator(".turn-status")).to_have_text(["done"])
+
+    calls.get_by_role("tab", name="Agent").click()
+    sends = calls.locator("details", has_text="SendStreamingMessage")
+    expect(sends).to_have_count(2)
+    expect(sends.first.locator("summary")).to_contain_text("approve")
+    sends.last.locator("summary").click()
+    expect(sends.last).to_contain_text("tool_approval_response")
