@@ -163,6 +163,9 @@ def _thread(
     status = workspace.status(channel, thread_ts)
     calls = [c for c in standin.calls if c.channel == channel and c.thread_ts == thread_ts]
     turns, sessions = store.of_thread(channel, thread_ts)
+    # Slack's agent session of the thread (issue 16) goes here as "session": {"status",
+    # "title"} once the stand-in keeps one; the page (sessionHtml in console.js) shows it in
+    # the thread's header, with a Stop button while it is processing.
     return {
         "channel": channel,
         "ts": thread_ts,

@@ -1,6 +1,6 @@
 """The console in a real browser: Chromium, driven by Playwright, on the local stack as ``up`` runs it.
 
-One stack serves the suite (its own ports, 35300-35399 and the emulators
+One stack serves the module (its own ports, 35300-35399 and the emulators
 at 35380-35390), with the demo agent and its approver (U0ALICE) and
 non-approver (U0BOB). Each test opens the console page in a fresh browser
 context, acts in it as a person would, and asserts what the page shows.
@@ -51,14 +51,14 @@ ARTIFACTS = Path(os.environ.get("KOURIER_ARTIFACTS_DIR", REPO / "artifacts")) / 
 expect.set_options(timeout=WAIT_MS)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("KOURIER_", "SLACK_"))}
     with running_stack(PORTS, tmp_path_factory.mktemp("console"), environ=environ) as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)

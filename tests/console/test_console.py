@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 
 from playwright.sync_api import expect
+from slack_sdk import WebClient
 
 from local.cli import banner
-from local.stack import Stack
+from local.slack_standin import TEAM_ID
+from local.stack import DEFAULT_BOT_TOKEN, Stack
 from shared.core import notices
 from tests.console.conftest import Console
 
@@ -19,6 +21,8 @@ BOB = "U0BOB"
 """In the workspace, and no approver of the demo binding."""
 ALICE = "U0ALICE"
 """The demo binding's approver."""
+SCRATCH = "C0SCRATCH"
+"""A channel Kourier is not bound to: what the bot shows there is the test's doing."""
 
 _WATCH_FIRST_ANSWER = """() => {
   window.seen = [];
@@ -162,3 +166,86 @@ def test_underneath_a_thread_show_its_slack_calls_a_429_its_turn_and_the_agents_
     expect(sends.first.locator("summary")).to_contain_text("approve")
     sends.last.locator("summary").click()
     expect(sends.last).to_contain_text("tool_approval_response")
+
+
+def test_a_plain_text_question_is_answered_by_a_reply_in_the_thread_without_a_mention(
+    console: Console,
+) -> None:
+    console.write("riddle")
+    expect(console.thread).to_contain_text(notices.REPLY_TO_ANSWER)
+    composer = console.thread.get_by_role("textbox", name="Reply in the thread")
+    console.thread.get_by_label("mention @kourier").uncheck()
+    composer.fill("a piano")
+    console.thread.get_by_role("button", name="Reply").click()
+
+    expect(console.thread.locator("article", has_text="a piano").first).not_to_contain_text(
+        "@kourier"
+    )
+    expect(console.thread).to_contain_text("answered “a piano” in plain text. That is right!")
+
+
+def test_what_slack_shows_of_the_web_api_shows_the_same_here(
+    console: Console, stack: Stack
+) -> None:
+    """mrkdwn, an edited message, the status line, a plan of steps and feedback buttons."""
+    slack = WebClient(base_url=stack.slack_api_url, token=DEFAULT_BOT_TOKEN)
+    root = console.standin.say(SCRATCH, "show me", user=BOB, as_mention=False).ts
+    console.page.goto(f"{stack.console_url}#as={ALICE}&channel={SCRATCH}&thread={root}")
+    expect(console.page.get_by_role("button", name=f"# {SCRATCH}")).to_be_visible()
+    slack.assistant_threads_setStatus(channel_id=SCRATCH, thread_ts=root, status="is working…")
+    expect(console.page.get_by_role("status").filter(has_text="Agent Kourier")).to_have_text(
+        re.compile("Agent Kourier is working…")
+    )
+    posted = slack.chat_postMessage(
+        channel=SCRATCH,
+        thread_ts=root,
+        text="*bold* _slanted_ ~gone~ `code` <https://example.com|a link> for <@U0BOB> &lt;3"
+        " <javascript:alert(1)|no link>",
+    )["ts"]
+    message = console.thread.locator(f'article[data-ts="{posted}"]')
+    expect(message.locator("b")).to_have_text("bold")
+    expect(message.locator("i")).to_have_text("slanted")
+    expect(message.locator("s")).to_have_text("gone")
+    expect(message.get_by_role("link", name="a link")).to_have_attribute(
+        "href", "https://example.com"
+    )
+    expect(message).to_contain_text("for @Bob <3 no link")
+    expect(message.get_by_role("link")).to_have_count(1)
+    expect(console.page.get_by_role("status").filter(has_text="Agent Kourier")).to_have_count(0)
+    slack.chat_update(channel=SCRATCH, ts=posted, text="second thoughts")
+    expect(message).to_contain_text("second thoughts")
+    expect(message).to_contain_text("(edited)")
+
+    stream = slack.chat_startStream(
+        channel=SCRATCH,
+        thread_ts=root,
+        recipient_user_id=BOB,
+        recipient_team_id=TEAM_ID,
+        task_display_mode="plan",
+        chunks=[
+            {"type": "plan_update", "title": "Look into checkout"},
+            {"type": "task_update", "id": "a", "title": "Read the logs", "status": "complete"},
+            {"type": "task_update", "id": "b", "title": "Query metrics", "status": "in_progress"},
+        ],
+    )["ts"]
+    plan = console.thread.locator(f'article[data-ts="{stream}"] .plan')
+    expect(plan).to_contain_text("Look into checkout")
+    expect(plan).to_contain_text("1 of 2 complete")
+    feedback = {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": "feedback",
+                "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": "up"},
+                "negative_button": {"text": {"type": "plain_text", "text": "👎"}, "value": "down"},
+            }
+        ],
+    }
+    slack.chat_stopStream(channel=SCRATCH, ts=stream, blocks=[feedback])
+    answer = console.thread.locator(f'article[data-ts="{stream}"]')
+    expect(answer.locator(".task.error", has_text="Query metrics")).to_contain_text(
+        "Something went wrong"
+    )
+    expect(answer.get_by_role("button", name="👍")).to_be_visible()
+    expect(answer.get_by_role("button", name="👎")).to_be_visible()

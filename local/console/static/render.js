@@ -12,6 +12,11 @@ const Render = (() => {
   const esc = (value) => String(value ?? "").replace(/[&<>"']/g, (c) => ENTITIES[c]);
   const unentity = (text) => text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 
+  // Only web and mail addresses become links: a javascript: address in a message stays text.
+  const SAFE_URL = /^(https?:|mailto:)/i;
+  const link = (url, label) =>
+    SAFE_URL.test(String(url)) ? `<a href="${esc(url)}" target="_blank" rel="noopener">${esc(label)}</a>` : esc(label);
+
   let people = {};
   const setPeople = (users) => {
     people = Object.fromEntries(users.map((u) => [u.id, u]));
@@ -32,9 +37,7 @@ const Render = (() => {
     if (/^#C[A-Z0-9]+$/.test(target)) return `<span class="mention">#${esc(label || target.slice(1))}</span>`;
     if (/^!(here|channel|everyone)$/i.test(target)) return `<span class="mention">@${esc(target.slice(1))}</span>`;
     if (target.startsWith("!")) return `<span class="mention">${esc(label || target.slice(1))}</span>`;
-    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
-      return `<a href="${esc(target)}" target="_blank" rel="noopener">${esc(unentity(label || target))}</a>`;
-    }
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return link(unentity(target), unentity(label || target));
     return null;
   }
 
@@ -47,8 +50,7 @@ const Render = (() => {
       return html === null ? whole : hold(html);
     });
     if (flavour === "markdown") {
-      out = out.replace(/\[([^\]\n]+)\]\((https?:[^)\s]+)\)/g, (_, label, url) =>
-        hold(`<a href="${esc(url)}" target="_blank" rel="noopener">${esc(unentity(label))}</a>`));
+      out = out.replace(/\[([^\]\n]+)\]\((https?:[^)\s]+)\)/g, (_, label, url) => hold(link(url, unentity(label))));
     }
     out = esc(unentity(out));
     if (flavour === "markdown") {
@@ -134,7 +136,7 @@ const Render = (() => {
     const hasMore = Boolean(card.output || (card.sources && card.sources.length));
     const open = hasMore && expanded.has(key);
     const sources = (card.sources || [])
-      .map((s) => `<li>${s.url ? `<a href="${esc(s.url)}" target="_blank" rel="noopener">${esc(s.text || s.url)}</a>` : esc(s.text)}</li>`)
+      .map((s) => `<li>${s.url ? link(s.url, s.text || s.url) : esc(s.text)}</li>`)
       .join("");
     return `<div class="task ${status}${open ? " open" : ""}" data-task-key="${esc(key)}">
       <button type="button" class="task-head" data-act="toggle-task" aria-expanded="${open}" ${hasMore ? "" : "disabled"}>
@@ -162,7 +164,7 @@ const Render = (() => {
     switch (el.type) {
       case "button": {
         const style = el.style ? ` ${esc(el.style)}` : "";
-        const url = el.url ? `data-url="${esc(el.url)}"` : "";
+        const url = el.url && SAFE_URL.test(el.url) ? `data-url="${esc(el.url)}"` : "";
         return `<button type="button" class="block-button${style}" data-act="button" ${data(url)}>${esc(plain(el.text))}</button>`;
       }
       case "checkboxes": {
@@ -220,7 +222,7 @@ const Render = (() => {
           case "channel":
             return `<span class="mention">#${esc(el.channel_id)}</span>`;
           case "link":
-            return `<a href="${esc(el.url)}" target="_blank" rel="noopener">${esc(el.text || el.url)}</a>`;
+            return link(el.url, el.text || el.url);
           case "emoji":
             return el.unicode ? String.fromCodePoint(...el.unicode.split("-").map((h) => parseInt(h, 16))) : `:${esc(el.name)}:`;
           default: {
