@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    .venv/bin/python -m bench.console_push [--appends 200] [--chars 200] [--port 26390]
+    .venv/bin/python -m bench.console_push [--appends 200] [--chars 200] [--port 28400]
 
 It starts a Slack stand-in, opens the console's event stream for one thread
 (as the page does), and streams an answer into that thread with
@@ -49,7 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--appends", type=int, default=200)
     parser.add_argument("--chars", type=int, default=200)
-    parser.add_argument("--port", type=int, default=26390)
+    parser.add_argument("--port", type=int, default=28400)
     args = parser.parse_args()
     with StandinProcess(port=args.port, bot_token=BOT_TOKEN, stream_max_chars=10**9) as standin:
         slack = WebClient(base_url=standin.api_url, token=BOT_TOKEN)

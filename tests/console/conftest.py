@@ -1,7 +1,8 @@
 """The console in a real browser: Chromium, driven by Playwright, on the local stack as ``up`` runs it.
 
-One stack serves the module (its own ports, 35300-35399 and the emulators
-at 35380-35390), with the demo agent and its approver (U0ALICE) and
+One stack serves the module (its own ports, 28300-28311 and the emulators
+at 28380-28390: below the kernel's ephemeral range, 32768 and up, so no
+client's own end of a connection can hold one), with the demo agent and its approver (U0ALICE) and
 non-approver (U0BOB). Each test opens the console page in a fresh browser
 context, acts in it as a person would, and asserts what the page shows.
 Its last screen is saved under ``artifacts/console/`` (or
@@ -24,14 +25,14 @@ from local.slack_standin.client import SlackStandin
 from local.stack import DEMO_CHANNEL, REPO, Stack, StackPorts, running_stack
 
 PORTS = StackPorts(
-    chat_ingress=35300,
-    turn_send=35301,
-    stream_follow=35302,
-    reconcile=35303,
-    timeout=35304,
-    slack=35310,
-    agent=35311,
-    emulators=EmulatorPorts().shifted(27000),
+    chat_ingress=28300,
+    turn_send=28301,
+    stream_follow=28302,
+    reconcile=28303,
+    timeout=28304,
+    slack=28310,
+    agent=28311,
+    emulators=EmulatorPorts().shifted(20000),
 )
 CHROMIUM = os.environ.get("KOURIER_CHROMIUM", "/usr/bin/chromium")
 """Debian's Chromium, which tests/console/install.sh installs."""
