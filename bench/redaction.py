@@ -32,6 +32,8 @@ KINDS = {
     "flags (--token --token ...)": "--token ",
     "angle brackets": "<",
     "url userinfo": "https://u:p",
+    "mysql -p (mysql -p'x mysql -p...)": "mysql -p'x ",
+    'quoted headers ("token: "token: ...)': '"token: ',
     "yaml secret data": "  key: dmFsdWU=\n",
 }
 

@@ -24,7 +24,7 @@ person loses a detail, never a credential):
   ``--token value``, ``password: value`` (to the end of the line, or of
   the quoted word it opens, as in ``-H "X-Api-Key: value"``) and
   ``"api_key": "value"``, the values of a YAML ``kind: Secret`` manifest's
-  ``data``, and a URL's ``user:password@``.
+  ``data``, MySQL's ``-pPASSWORD``, and a URL's ``user:password@``.
 - By its shape, wherever it is: a known credential format (Slack, GitHub,
   GitLab, AWS, Google, Stripe, Hugging Face, OpenAI-style keys, Slack
   webhook URLs, JSON Web Tokens, PEM and PGP private keys, ``Bearer``
@@ -130,6 +130,11 @@ _QUOTED_REST = {quote: re.compile(f"[^{quote}\n]*") for quote in ("'", '"')}
 """The value after ``:`` when a quote opens just before its key (``-H "X-Api-Key: v"``): to that quote."""
 _FLAG = re.compile(r"""(?<!\S)--?([A-Za-z][\w-]*)[ \t]+((?![-"'\[])[^\s"';|&]+)""")
 """``--token value``."""
+_COMMAND = re.compile(r"[^;|&\n]+")
+"""One simple command of a shell line."""
+_MYSQL = re.compile(r"\b(?:mysql(?:dump|admin|import|show|check)?|mariadb(?:-[a-z]+)?)\b")
+_SHORT_PASSWORD = re.compile(r"""(?<!\S)-p(?:'([^'\n]*)'|"([^"\n]*)"|(?!\[redacted)([^\s"'<>]+))""")
+"""MySQL's ``-pPASSWORD`` (a ``-p`` elsewhere is a port, a path or a flag)."""
 _SECRET_KIND = re.compile(r"""(?m)^[ \t]*kind:[ \t]*["']?Secret["']?[ \t]*$""")
 _DATA_START = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*$")
 _DATA_ENTRY = re.compile(r"^([ \t]*[^\s:#][^:\n]*:[ \t]*)(.*)$")
@@ -255,6 +260,7 @@ class _Redactor:
         if _SECRET_KIND.search(text):
             text = self._secret_manifest(text)
         text = self._assignments(text)
+        text = _COMMAND.sub(self._mysql_command, text)
         text = _FLAG.sub(self._flag, text)
         text = _SECRET_SHAPES.sub(lambda match: self._hide(match.group(0)), text)
         text = _AWS_SECRET.sub(self._aws_secret, text)
@@ -298,6 +304,23 @@ class _Redactor:
             return match.group(0)
         whole = match.group(0)
         return whole[: match.start(2) - match.start(0)] + self._hide(match.group(2))
+
+    def _mysql_command(self, match: re.Match[str]) -> str:
+        command = match.group(0)
+        if "-p" not in command or not _MYSQL.search(command):
+            return command
+        return _SHORT_PASSWORD.sub(self._short_password, command)
+
+    def _short_password(self, match: re.Match[str]) -> str:
+        group = next(index for index in (1, 2, 3) if match.group(index) is not None)
+        whole, start = match.group(0), match.start(group) - match.start(0)
+        if not match.group(group) or _MARK.fullmatch(match.group(group)):
+            return whole
+        return (
+            whole[:start]
+            + self._hide(match.group(group))
+            + whole[start + len(match.group(group)) :]
+        )
 
     def _aws_secret(self, match: re.Match[str]) -> str:
         found = match.group(0)

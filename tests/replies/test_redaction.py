@@ -96,6 +96,8 @@ def test_a_git_commit_and_a_long_word_are_not_taken_for_an_aws_secret() -> None:
         ("DB_PASSWORD=hunter2 ./migrate", "hunter2"),
         ("export API_KEY='abc 123'", "abc 123"),
         ("mysql -u root --password=s3cr3t -h db", "s3cr3t"),
+        ("mysql -h db -u root -pS3cretPass app < dump.sql", "S3cretPass"),
+        ("mysqldump -uroot -p'my s3cret' app | gzip", "my s3cret"),
         ("./deploy --token tok123 --env prod", "tok123"),
         ("GET /v1/items?api_key=AKEY123&page=2", "AKEY123"),
         (
@@ -111,6 +113,12 @@ def test_a_git_commit_and_a_long_word_are_not_taken_for_an_aws_secret() -> None:
 )
 def test_a_secret_assigned_inside_text_is_hidden_and_its_key_kept(text: str, hidden: str) -> None:
     assert redact_text(text) == text.replace(hidden, mark(hidden))
+
+
+def test_a_short_p_flag_is_a_password_only_for_the_mysql_family() -> None:
+    text = "mkdir -p /tmp/x && ssh -p2222 db && mysql -pS3cret app; tar -pczf a.tgz x"
+
+    assert redact_text(text) == text.replace("S3cret", mark("S3cret"))
 
 
 def test_the_data_of_a_kubernetes_secret_manifest_in_text_is_hidden() -> None:
@@ -169,6 +177,7 @@ def test_redacting_twice_changes_nothing() -> None:
     value: dict[str, Any] = {
         "api_key": "abcdefghijklmnopqrstuvwxyz",
         "cmd": "PASSWORD=x ./run --token y && curl -H 'Authorization: Bearer zzzzzzzzzz'",
+        "sql": "mysql -pS3cret app; mysqldump -p'a b' app",
         "env": [{"name": "DB_PASSWORD", "value": "z"}],
         "password": 1234,
         "yaml": "kind: Secret\ndata:\n  a: b\n",
