@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -59,8 +59,16 @@ class Checkpoint:
     version: int = VERSION
 
     def to_json(self) -> str:
-        """The checkpoint as JSON."""
-        return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False)
+        """The checkpoint as JSON (its parts are JSON values already: no copy is made first)."""
+        document = {
+            "machine": self.machine,
+            "reply": self.reply,
+            "slack": self.slack,
+            "snapshot": self.snapshot,
+            "answering": self.answering,
+            "version": self.version,
+        }
+        return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> Checkpoint:

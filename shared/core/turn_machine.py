@@ -55,7 +55,7 @@ deterministic under test.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
@@ -203,8 +203,8 @@ class TurnState:
     message_reply: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
-        return asdict(self)
+        """JSON-able form (every field is a scalar: a field loop, no deep copy)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TurnState:
