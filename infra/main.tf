@@ -37,16 +37,6 @@ locals {
     ])))
   }
 
-  # Headers given inline whose names say they carry a credential: the config
-  # file is uploaded with the source, so these must come from Secret Manager
-  # (valueSecretRef) instead.
-  inline_credential_headers = flatten([
-    for backend in try(local.config.agentBackends, []) : [
-      for header, value in try(backend.headers, {}) : "${try(backend.name, "?")}: ${header}"
-      if can(tostring(value)) && can(regex("(?i)(authorization|cookie|token|secret|password|api[-_]?key)", tostring(header)))
-    ]
-  ])
-
   function_names = {
     chat_ingress  = "${local.prefix}-chat-ingress"
     turn_send     = "${local.prefix}-turn-send"

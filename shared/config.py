@@ -33,7 +33,7 @@ from pydantic import (
     model_validator,
 )
 
-from shared.core.redaction import is_secret_key
+from shared.core.redaction import is_secret_key, key_words
 from shared.errors import ConfigError
 from shared.triggers.matchers import Matcher, parse_matcher
 
@@ -350,10 +350,17 @@ def describe_errors(error: ValidationError) -> str:
     return "; ".join(problems)
 
 
+CREDENTIAL_HEADER_PARTS = frozenset({"auth", "key", "pat", "sig"})
+"""A header whose name has one of these words (``X-Api-Key``, ``X-Auth``) carries a credential."""
+
+
 def is_credential_header(name: str) -> bool:
-    """Whether a header's name speaks of a credential (``X-API-Key``, ``Authorization``, ...)."""
-    words = {word.lower() for word in re.split(r"[^A-Za-z0-9]+", name)}
-    return is_secret_key(name) or not words.isdisjoint({"auth", "key", "pat", "sig"})
+    """Whether a header's name speaks of a credential (``X-API-Key``, ``Authorization``, ...).
+
+    infra/config_checks.tf refuses the same names before a deploy (a test keeps them equal).
+    """
+    words = {word.lower() for word in re.split(r"[^A-Za-z0-9]+", name)} | key_words(name)
+    return is_secret_key(name) or not words.isdisjoint(CREDENTIAL_HEADER_PARTS)
 
 
 def _is_loopback(host: str) -> bool:

@@ -52,7 +52,7 @@ HASH_MIN_CHARS = 16
 """Shorter values are marked with their length alone: a hash would let anyone guess them."""
 MAX_CREDENTIAL_CHARS = 8192
 
-_SECRET_KEY_WORDS = (
+SECRET_KEY_WORDS = (
     "password",
     "passwd",
     "passphrase",
@@ -78,13 +78,13 @@ _SECRET_KEY_WORDS = (
 )
 """A key is secret when, lower-cased with everything but letters and digits
 dropped, it contains one of these..."""
-_SECRET_KEY_PARTS = frozenset({"pass", "pwd", "pin", "otp", "sig"})
+SECRET_KEY_PARTS = frozenset({"pass", "pwd", "pin", "otp", "sig"})
 """...or when one of its words is one of these (``db_pass``, ``userPwd``, ``sig``)..."""
-_SECRET_KEYS = frozenset({"auth"})
+SECRET_KEYS = frozenset({"auth"})
 """...or when it is one of these, whole."""
 _NUMERIC_SECRET_WORDS = ("password", "passwd", "passphrase", "passcode", "secret")
 """A number is hidden under a key that contains one of these, or has a word of
-``_SECRET_KEY_PARTS`` (a PIN, a one-time code)."""
+``SECRET_KEY_PARTS`` (a PIN, a one-time code)."""
 _NAME_KEYS = ("name", "Name", "key", "Key")
 _VALUE_KEYS = ("value", "Value")
 _SECRET_DATA_KEYS = ("data", "stringData")
@@ -195,21 +195,21 @@ def is_secret_key(key: str) -> bool:
     """Whether an object key names a secret (its strings are never shown)."""
     folded = re.sub(r"[^a-z0-9]", "", key.lower())
     return (
-        any(word in folded for word in _SECRET_KEY_WORDS)
-        or folded in _SECRET_KEYS
-        or not _SECRET_KEY_PARTS.isdisjoint(_words(key))
+        any(word in folded for word in SECRET_KEY_WORDS)
+        or folded in SECRET_KEYS
+        or not SECRET_KEY_PARTS.isdisjoint(key_words(key))
     )
 
 
 @lru_cache(maxsize=4096)
 def _is_numeric_secret_key(key: str) -> bool:
     folded = re.sub(r"[^a-z0-9]", "", key.lower())
-    return any(
-        word in folded for word in _NUMERIC_SECRET_WORDS
-    ) or not _SECRET_KEY_PARTS.isdisjoint(_words(key))
+    return any(word in folded for word in _NUMERIC_SECRET_WORDS) or not SECRET_KEY_PARTS.isdisjoint(
+        key_words(key)
+    )
 
 
-def _words(key: str) -> set[str]:
+def key_words(key: str) -> set[str]:
     """``db_pass`` -> {db, pass}; ``userPwd`` -> {user, pwd}."""
     return {word.lower() for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", key)}
 
