@@ -1,10 +1,11 @@
 """The snapshot the console sends: what one person sees of the workspace, and what lies beneath a thread.
 
 A snapshot is plain JSON built from the stand-in's own records (its
-``Message``, ``Ephemeral``, ``View``, ``ThreadStatus`` and ``ApiCall``
-models as they serialise), so whatever the stand-in learns to keep shows up
-in the page with no change here beyond passing it along. Only the person
-it is built for sees their ephemeral messages, modals and ticks.
+``Message``, ``Ephemeral``, ``View``, ``ThreadStatus``, ``AgentSession``,
+``FeedbackClick`` and ``ApiCall`` models as they serialise), so whatever
+the stand-in learns to keep shows up in the page with no change here
+beyond passing it along. Only the person it is built for sees their
+ephemeral messages, modals, ticks and feedback.
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ def snapshot(
         for e in workspace.ephemerals
         if e.user == viewer and e.channel == focus.channel
     ]
+    feedback = {
+        click.message_ts: "positive" if click.positive else "negative"
+        for click in workspace.feedback
+        if click.user == viewer and click.channel == focus.channel
+    }
     selections = {
         f"{channel}/{ts}/{action_id}": values
         for (channel, ts, action_id, user), values in workspace.selections.items()
@@ -141,6 +147,7 @@ def snapshot(
         "channels": channels,
         "ephemerals": ephemerals,
         "selections": selections,
+        "feedback": feedback,
         "views": [
             view.model_dump(mode="json")
             for view in workspace.views.values()
@@ -163,14 +170,13 @@ def _thread(
     status = workspace.status(channel, thread_ts)
     calls = [c for c in standin.calls if c.channel == channel and c.thread_ts == thread_ts]
     turns, sessions = store.of_thread(channel, thread_ts)
-    # Slack's agent session of the thread (issue 16) goes here as "session": {"status",
-    # "title"} once the stand-in keeps one; the page (sessionHtml in console.js) shows it in
-    # the thread's header, with a Stop button while it is processing.
+    session = workspace.agent_session(channel, thread_ts)
     return {
         "channel": channel,
         "ts": thread_ts,
         "messages": [m.model_dump(mode="json") for m in messages],
         "status": None if status is None else status.model_dump(mode="json"),
+        "session": None if session is None else session.model_dump(mode="json"),
         "calls": [_call(call) for call in calls[-MAX_CALLS:]],
         "calls_total": len(calls),
         "store": {"watching": store.watching, "turns": turns, "sessions": sessions},

@@ -249,3 +249,77 @@ def test_what_slack_shows_of_the_web_api_shows_the_same_here(
     )
     expect(answer.get_by_role("button", name="👍")).to_be_visible()
     expect(answer.get_by_role("button", name="👎")).to_be_visible()
+
+
+def test_the_agent_session_shows_its_status_and_stop_button_and_feedback_shows_who_clicked(
+    console: Console, stack: Stack
+) -> None:
+    """Slack's agent session of a thread (issue 16): status, title, Stop; feedback buttons."""
+    slack = WebClient(base_url=stack.slack_api_url, token=DEFAULT_BOT_TOKEN)
+    root = console.standin.say(SCRATCH, "look into checkout", user=BOB, as_mention=False).ts
+    console.page.goto(f"{stack.console_url}#as={ALICE}&channel={SCRATCH}&thread={root}")
+    stream = slack.chat_startStream(
+        channel=SCRATCH,
+        thread_ts=root,
+        recipient_user_id=BOB,
+        recipient_team_id=TEAM_ID,
+        markdown_text="Reading the logs",
+    )["ts"]
+    slack.api_call(
+        "agents.sessions.rename",
+        json={"channel_id": SCRATCH, "thread_ts": root, "title": "Checkout errors"},
+    )
+    header = console.thread.locator(".session")
+    expect(header).to_contain_text("Checkout errors")
+    expect(header.locator(".session-status")).to_have_text("processing")
+
+    header.get_by_role("button", name="Stop").click()
+    answer = console.thread.locator(f'article[data-ts="{stream}"]')
+    expect(answer).to_contain_text("(stopped by Alice Liddell)")
+    expect(answer.locator(".tag.streaming")).to_have_count(0)
+    stopped = console.standin.thread(SCRATCH, root)[-1]
+    assert (stopped.stream, stopped.stopped_by) == ("stopped", ALICE)
+
+    slack.api_call(
+        "agents.sessions.setStatus",
+        json={"channel_id": SCRATCH, "thread_ts": root, "status": "active"},
+    )
+    expect(header.locator(".session-status")).to_have_text("active")
+    expect(header.get_by_role("button", name="Stop")).to_have_count(0)
+
+    rated = slack.chat_postMessage(
+        channel=SCRATCH,
+        thread_ts=root,
+        text="Checkout fails on expired cards.",
+        blocks=[
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": "Checkout fails on expired cards."},
+            },
+            {
+                "type": "context_actions",
+                "elements": [
+                    {
+                        "type": "feedback_buttons",
+                        "action_id": "feedback",
+                        "positive_button": {
+                            "text": {"type": "plain_text", "text": "👍"},
+                            "value": "up",
+                        },
+                        "negative_button": {
+                            "text": {"type": "plain_text", "text": "👎"},
+                            "value": "down",
+                        },
+                    }
+                ],
+            },
+        ],
+    )["ts"]
+    rating = console.thread.locator(f'article[data-ts="{rated}"]')
+    rating.get_by_role("button", name="👎").click()
+    expect(rating.get_by_role("button", name="👎")).to_have_attribute("aria-pressed", "true")
+    expect(rating.get_by_role("button", name="👍")).to_have_attribute("aria-pressed", "false")
+    clicks = [c for c in console.standin.feedback() if c.message_ts == rated]
+    assert [(c.user, c.positive, c.value) for c in clicks] == [(ALICE, False, "down")]
+    console.act_as(BOB)
+    expect(rating.get_by_role("button", name="👎")).to_have_attribute("aria-pressed", "false")

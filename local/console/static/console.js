@@ -95,7 +95,7 @@
   }
 
   function options(extra) {
-    return { selections: page.snapshot.selections, expanded: page.expanded, ...extra };
+    return { selections: page.snapshot.selections, feedback: page.snapshot.feedback || {}, expanded: page.expanded, ...extra };
   }
 
   const asBot = (ephemeral) => ({ ...ephemeral, user: BOT_USER, bot_id: BOT_ID, timeline: [{ kind: "text", text: ephemeral.text }] });
@@ -131,14 +131,16 @@
     $("#session").innerHTML = sessionHtml(thread);
   }
 
-  // Slack's agent session of the thread (status, title, stop button), where the stand-in keeps one.
+  // Slack's agent session of the thread: its title, its status, and the stop button while Slack
+  // shows one (processing, and the app subscribes to agent_session_stopped).
   function sessionHtml(thread) {
     const session = thread.session;
     if (!session) return "";
-    const stop = session.status === "processing"
+    const stop = session.stop_button
       ? `<button type="button" class="stop" data-act="stop" data-channel="${Render.esc(thread.channel)}" data-ts="${Render.esc(thread.ts)}">Stop</button>`
       : "";
-    return `${session.title ? `<span class="session-title">${Render.esc(session.title)}</span>` : ""}<span class="session-status ${Render.esc(session.status)}">${Render.esc(session.status)}</span>${stop}`;
+    const title = session.title ? `<span class="session-title">${Render.esc(session.title)}</span>` : "";
+    return `${title}<span class="session-status ${Render.esc(session.status)}" title="agent session">${Render.esc(session.status)}</span>${stop}`;
   }
 
   const sortByTs = (items) => items.sort((a, b) => Number(a.ts || a.key) - Number(b.ts || b.key));
@@ -352,7 +354,8 @@
     } else if (act === "close-view") {
       attempt(control(`views/${$("#modal form").dataset.view}/close`, {}));
     } else if (act === "stop") {
-      attempt(control("stop", { channel: target.dataset.channel, thread_ts: target.dataset.ts, user: page.focus.user }));
+      const { channel, ts } = target.dataset;
+      attempt(control(`channels/${encodeURIComponent(channel)}/threads/${encodeURIComponent(ts)}/stop`, { user: page.focus.user }));
     }
   });
 

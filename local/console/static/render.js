@@ -187,8 +187,10 @@ const Render = (() => {
         </select>`;
       }
       case "feedback_buttons": {
+        // The viewer's last click shows pressed, as Slack shows it to whoever clicked.
+        const chosen = (where.feedback || {})[where.ts];
         const button = (b, mood) =>
-          `<button type="button" class="feedback ${mood}" data-act="button" ${data(`data-value="${esc(b.value)}"`)} aria-label="${esc(b.accessibility_label || plain(b.text))}">${esc(plain(b.text))}</button>`;
+          `<button type="button" class="feedback ${mood}" aria-pressed="${chosen === mood}" data-act="button" ${data(`data-value="${esc(b.value)}"`)} aria-label="${esc(b.accessibility_label || plain(b.text))}">${esc(plain(b.text))}</button>`;
         return `<span class="feedback-buttons">${button(el.positive_button, "positive")}${button(el.negative_button, "negative")}</span>`;
       }
       case "icon_button":
@@ -332,12 +334,15 @@ const Render = (() => {
     for (const b of message.blocks || []) parts.push(block(b, where, expanded));
     if (message.stream === "streaming") parts.push('<span class="cursor" aria-label="streaming">▍</span>');
     if (message.stream === "expired") parts.push('<div class="note">(stream expired)</div>');
+    if (message.stream === "stopped") {
+      parts.push(`<div class="note">(stopped${message.stopped_by ? ` by ${esc(fullNameOf(message.stopped_by))}` : ""})</div>`);
+    }
     return parts.join("");
   }
 
   function message(m, options) {
     const isBot = Boolean(m.bot_id);
-    const where = { channel: m.channel, ts: m.ts, selections: options.selections };
+    const where = { channel: m.channel, ts: m.ts, selections: options.selections, feedback: options.feedback };
     const tags = [];
     if (isBot) tags.push('<span class="tag">APP</span>');
     if (options.ephemeral) tags.push('<span class="tag only-you">Only visible to you</span>');
