@@ -3,7 +3,7 @@
 Theory of operation. Five functions run as in ``functions/main.py``, each
 delivery on a warm idle instance of its function or on a cold new one (a new
 ``Deps``: empty caches, as a new Cloud Run process has). An invocation's
-outcome follows the entry points' error policy: a ``RetryableError`` asks for
+outcome follows the entry points' error policy: a transient error (``errors.is_transient``) asks for
 the event again, any other ``Exception`` is logged and acknowledged, and a
 ``Killed`` instance answers nothing. The triggers then behave as the real
 ones do:
@@ -83,8 +83,8 @@ class Platform:
         self._count = 0
         self.pending = 0
         """Deliveries and dispatches scheduled but not started, and invocations running."""
-        self.retryable: type[BaseException] = Exception
-        """The shell's RetryableError (set once the shell is imported)."""
+        self.transient: Callable[[BaseException], bool] = lambda error: False
+        """The shell's ``errors.is_transient`` (set once the shell is imported)."""
 
     # Instances -----------------------------------------------------------------------------
 
@@ -117,14 +117,14 @@ class Platform:
         instance.busy = True
         instance.served += 1
         name = f"{function}#{self._count}@{instance.name}:{label}"
-        retryable = self.retryable
+        transient = self.transient
 
         def run() -> str:
             try:
                 answer = work(instance.deps)
-            except retryable:
-                return "retry"
             except Exception as error:  # noqa: BLE001 - the entry points log and acknowledge these
+                if transient(error):
+                    return "retry"
                 self.failed(name, error)
                 return "error"
             return "retry" if answer == "retry" else "ok"

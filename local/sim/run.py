@@ -17,7 +17,7 @@ import importlib
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,9 +63,11 @@ class ShellCalls:
         handlers = importlib.import_module("shared.handlers")
         self.ingress = importlib.import_module("shared.ingress")
         self.handlers = handlers
-        self.retryable: type[BaseException] = importlib.import_module(
+        self.transient: Callable[[BaseException], bool] = importlib.import_module(
             "shared.errors"
-        ).RetryableError
+        ).is_transient
+        """The shell's error mapping: a failure a later delivery may not meet (an entry
+        point that lets it escape answers 500, and the trigger delivers again)."""
 
     def handle_event(self, deps: Any, body: bytes, headers: dict[str, str]) -> Any:
         return self.ingress.handle_event(deps, body, headers)
@@ -154,7 +156,7 @@ class Simulation:
             self, threads if threads is not None else swarm.randint(4, 12), CHANNELS
         )
         self.shell = ShellCalls()
-        self.platform.retryable = self.shell.retryable
+        self.platform.transient = self.shell.transient
         self.slack.active_turn = self._active_turn
         self.slack.on_prompt = self.people.prompt_posted
         world.on_failure = self.platform.failed

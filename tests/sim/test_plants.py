@@ -1,8 +1,7 @@
 """Each planted bug is caught by the simulator within the CI seed budget.
 
-A plant that no longer applies (the code it changes moved) is an expected
-failure with its reason, so a refactor of the shell does not turn the build
-red; the plant must then be moved with the code.
+A plant that no longer applies (the code it changes moved) fails with its
+reason: the plant must move with the code.
 """
 
 from __future__ import annotations
@@ -20,10 +19,7 @@ _baseline: dict[int, Result] = {}
 def test_the_simulator_catches_the_planted_bug(
     bug: Plant, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    try:
-        found = first_catch(bug, range(1, PLANT_BUDGET + 1), _baseline)
-    except LookupError as moved:
-        pytest.xfail(f"the plant no longer applies: {moved}")
+    found = first_catch(bug, range(1, PLANT_BUDGET + 1), _baseline)
     assert found is not None, f"{bug.id} ({bug.what}) was not caught in {PLANT_BUDGET} histories"
     with capsys.disabled():
         print(f"\n{bug.id} caught by seed {found[0]} after {found[1]} histories: {bug.what}")
