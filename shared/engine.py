@@ -32,6 +32,7 @@ from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
+from shared.slack.prompts import notice_message
 from shared.slack.reply import ThreadReply
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
@@ -179,7 +180,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     deps.chat.chat_postMessage(
         channel=turn.channel,
         thread_ts=turn.thread_ts,
-        text=notices.turn_failed(notices.KEPT_FAILING),
+        **notice_message(notices.turn_failed(notices.KEPT_FAILING)),
     )
     deps.store.set_turn(
         turn.id,

@@ -26,7 +26,7 @@ from shared.handoff import HandoffUnavailable
 from shared.ports import Chat
 from shared.store import TURNS
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
-from tests.shell.conftest import Shell, make_deps
+from tests.shell.conftest import CHANNEL, Shell, make_deps
 
 
 class RunningWriteFails:
@@ -117,6 +117,9 @@ def test_a_turn_that_fails_on_every_attempt_ends_with_a_notice(
         "Agent Kourier could not carry this message: it failed on every attempt."
     ]
     assert notices.turn_failed(notices.KEPT_FAILING) == shell.bot_texts(thread)[0]
+    [notice] = [message for message in standin.thread(CHANNEL, thread) if message.is_bot]
+    assert notice.blocks[0]["type"] == "context", "marked as Kourier's, as no agent answer can be"
+    assert notice.blocks[0]["elements"][0]["text"] == f"*{notices.KOURIER_MARK}*"
     turn = shell.deps.store.turn(published["turn_id"])
     assert turn is not None and turn.status == "done" and turn.outcome == "kept_failing"
     session = shell.deps.store.session(published["session_id"])
