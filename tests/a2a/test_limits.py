@@ -10,13 +10,16 @@ answering 504).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
+from shared.a2a.client import LIST_PAGE_LIMIT, LIST_SECONDS
 from shared.a2a.errors import OutcomeUnknown, ResponseTooLarge
 from shared.core import notices
 from shared.core.model import OutgoingMessage
 from shared.core.turn_machine import Failure
+from shared.system import SystemClock
 from shared.turn import classify
 from tests.a2a.agents import Exchange, ScriptedAgent, result, status_update, task
 from tests.a2a.conftest import MakeClient
@@ -97,3 +100,55 @@ def test_a_json_answer_that_trickles_in_for_ever_fails_at_the_call_deadline(
 
     with pytest.raises(OutcomeUnknown, match="took longer than 2 s"):
         make_client(agent.url, call_seconds=2).get_task("t1")
+
+
+class SlowAgentClock(SystemClock):
+    """The machine's clock, plus the time the scripted agent says each answer took."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+
+    def monotonic(self) -> float:
+        return super().monotonic() + self.spent
+
+
+def endless_pages(clock: SlowAgentClock | None) -> Callable[[Exchange], None]:
+    """ListTasks answered with another page for ever (each taking a minute, with ``clock``)."""
+
+    def answer(exchange: Exchange) -> None:
+        if clock is not None:
+            clock.spent += 60.0
+        page = int(exchange.params.get("pageToken") or 0)
+        exchange.json(result({"tasks": [task(f"t{page}")], "nextPageToken": str(page + 1)}))
+
+    return answer
+
+
+def list_calls(agent: ScriptedAgent) -> int:
+    return sum(1 for request in agent.posts() if request.body.get("method") == "ListTasks")
+
+
+def test_a_listtasks_walk_stops_after_its_page_limit(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
+    # An agent may answer a next page for ever; recovery searches a bounded number.
+    agent.script = endless_pages(None)
+    client = make_client(agent.url)
+
+    assert client.task_holding_message("c1", "m-unknown") is None
+    assert list_calls(agent) == LIST_PAGE_LIMIT
+
+
+def test_a_listtasks_walk_whose_pages_come_slowly_gives_up_at_its_deadline(
+    agent: ScriptedAgent, make_client: MakeClient
+) -> None:
+    # Each page within its own call deadline, the walk as a whole past LIST_SECONDS:
+    # the outcome stays unknown (retried later), and no further page is asked.
+    clock = SlowAgentClock()
+    agent.script = endless_pages(clock)
+    client = make_client(agent.url, clock=clock)
+
+    with pytest.raises(OutcomeUnknown):
+        client.task_holding_message("c1", "m-unknown")
+    # A minute a page: the page that would start past LIST_SECONDS is never asked.
+    assert 1 <= list_calls(agent) <= LIST_SECONDS // 60
