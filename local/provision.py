@@ -1,31 +1,35 @@
 """Creates in the emulators what the functions need, idempotently.
 
-- Pub/Sub topic ``kourier-turns`` (settings.turns_topic) with a PUSH subscription
-  ``kourier-turns-turn-send`` to turn_send. The official emulator pushes the
-  standard push envelope, which functions-framework (``--signature-type
-  cloudevent``) turns into the ``google.cloud.pubsub.topic.v1.messagePublished``
-  CloudEvent, as the push subscription in infra/ does in the cloud; the push URL ends with the
-  topic's path, from which functions-framework takes the event's source
-  (``//pubsub.googleapis.com/projects/P/topics/T``). Failed pushes are retried with
-  backoff; after TURN_DELIVERY_ATTEMPTS they go to the topic
-  ``kourier-turns-dead-letter``, kept by a pull subscription of the same name.
+- Pub/Sub topic ``kourier-turns`` (settings.turns_topic) with the subscription
+  ``kourier-turns-turn-send``. In the cloud it pushes to turn_send; locally it
+  is a pull subscription that ``local.push_relay`` pushes from, because the
+  emulator's own push carries at most two messages at a time. The relay posts
+  the standard push envelope to ``TurnPush.endpoint``, which functions-framework
+  (``--signature-type cloudevent``) turns into the
+  ``google.cloud.pubsub.topic.v1.messagePublished`` CloudEvent, as the push
+  subscription in infra/ does in the cloud; the URL ends with the topic's
+  path, from which functions-framework takes the event's source
+  (``//pubsub.googleapis.com/projects/P/topics/T``). Failed pushes are retried
+  with the subscription's backoff; after TURN_DELIVERY_ATTEMPTS they go to
+  the topic ``kourier-turns-dead-letter``, kept by a pull subscription of the
+  same name.
 - Cloud Tasks queues kourier-follow and kourier-timers
   (settings.*_queue) in settings.location, with QUEUE_RETRY.
 
-Names come from shared.settings as a process with ``env`` would read them. Run again
-with another turn_send URL, it re-points the push subscription.
+Names come from shared.settings as a process with ``env`` would read them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 
 import grpc
 from google.api_core.exceptions import AlreadyExists
 from google.cloud import tasks_v2
 from google.protobuf import duration_pb2
-from google.pubsub_v1 import PublisherClient, PushConfig, RetryPolicy, SubscriberClient
+from google.pubsub_v1 import PublisherClient, RetryPolicy, SubscriberClient
 from google.pubsub_v1.services.publisher.transports import PublisherGrpcTransport
 from google.pubsub_v1.services.subscriber.transports import SubscriberGrpcTransport
 
@@ -47,20 +51,34 @@ QUEUE_RETRY = tasks_v2.RetryConfig(
 )
 
 
-def provision(env: Mapping[str, str], turn_send_url: str) -> None:
-    """Creates the turns topic, its push subscription to turn_send, and the task queues.
+@dataclass(frozen=True)
+class TurnPush:
+    """What ``local.push_relay`` pushes: the turns subscription, to turn_send's push endpoint."""
+
+    subscription: str
+    endpoint: str
+    """turn_send's URL with the topic's path, from which functions-framework takes the source."""
+
+
+def provision(env: Mapping[str, str], turn_send_url: str) -> TurnPush:
+    """Creates the turns topic, its subscription for the push relay, and the task queues.
 
     Args:
         env: The emulator variables (``EmulatorEnv.variables``): PUBSUB_EMULATOR_HOST,
             CLOUD_TASKS_EMULATOR_HOST and GOOGLE_CLOUD_PROJECT.
-        turn_send_url: Where Pub/Sub pushes turns (the turn_send function).
+        turn_send_url: Where the relay pushes turns (the turn_send function).
+
+    Returns:
+        The subscription and the endpoint to give the push relay.
     """
     settings = Settings.model_validate(dict(env))
-    _provision_turns(env["PUBSUB_EMULATOR_HOST"], settings, turn_send_url)
+    subscription = _provision_turns(env["PUBSUB_EMULATOR_HOST"], settings)
     _provision_queues(settings)
+    topic = f"projects/{settings.project}/topics/{settings.turns_topic}"
+    return TurnPush(subscription, f"{turn_send_url.rstrip('/')}/{topic}")
 
 
-def _provision_turns(pubsub_host: str, settings: Settings, turn_send_url: str) -> None:
+def _provision_turns(pubsub_host: str, settings: Settings) -> str:
     publisher = PublisherClient(
         transport=PublisherGrpcTransport(channel=grpc.insecure_channel(pubsub_host))
     )
@@ -88,13 +106,11 @@ def _provision_turns(pubsub_host: str, settings: Settings, turn_send_url: str) -
     subscription = subscriber.subscription_path(
         settings.project, f"{settings.turns_topic}-turn-send"
     )
-    push_config = PushConfig(push_endpoint=f"{turn_send_url.rstrip('/')}/{topic}")
     try:
         subscriber.create_subscription(
             request={
                 "name": subscription,
                 "topic": topic,
-                "push_config": push_config,
                 "ack_deadline_seconds": TURN_ACK_DEADLINE_SECONDS,
                 "retry_policy": TURN_RETRY,
                 "dead_letter_policy": {
@@ -104,7 +120,8 @@ def _provision_turns(pubsub_host: str, settings: Settings, turn_send_url: str) -
             }
         )
     except AlreadyExists:
-        subscriber.modify_push_config(subscription=subscription, push_config=push_config)
+        pass
+    return subscription
 
 
 def _provision_queues(settings: Settings) -> None:

@@ -32,6 +32,8 @@ from typing import Any, Literal, Self
 from local.stack import Stack, StackPorts, running_stack
 
 Version = Literal["1.0", "0.3"]
+HOLD_SECONDS = 600.0
+"""The longest a held stream waits for ``release``."""
 CARD_PATH = "/.well-known/agent-card.json"
 _KINDS_1_0 = {
     "task": "task",
@@ -177,14 +179,35 @@ class SentFrame:
 
 @dataclass
 class ReplayAgent:
-    """Serves the recording last given to ``play`` on both versions' endpoints."""
+    """Serves the recording last given to ``play`` on both versions' endpoints.
+
+    ``hold(n)`` stops every stream after its first ``n`` frames until
+    ``release()``, so a test can see how many turns stream at once;
+    ``peak_streams`` is the most streams that were open together since the
+    last ``play``.
+    """
 
     port: int
     frame_interval: float = 0.02
     received: list[dict[str, Any]] = field(default_factory=list)
     sent: list[SentFrame] = field(default_factory=list)
+    streams: int = 0
+    peak_streams: int = 0
     _recording: Recording | None = None
     _server: ThreadingHTTPServer | None = None
+    _hold_after: int | None = None
+    _released: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hold(self, frames: int) -> None:
+        """From now on, each stream pauses after ``frames`` frames until ``release``."""
+        self._released.clear()
+        self._hold_after = frames
+
+    def release(self) -> None:
+        """Let held streams go on, and streams no longer pause."""
+        self._hold_after = None
+        self._released.set()
 
     def url(self, version: Version) -> str:
         """The endpoint of one protocol version."""
@@ -194,6 +217,8 @@ class ReplayAgent:
         """Answer the next sends with ``recording``, under fresh IDs; returns what will be sent."""
         self._recording = recording.with_new_ids()
         self.sent.clear()
+        with self._lock:
+            self.peak_streams = self.streams
         return self._recording
 
     def __enter__(self) -> Self:
@@ -265,14 +290,23 @@ class ReplayAgent:
         handler.send_header("Transfer-Encoding", "chunked")
         handler.send_header("Connection", "close")
         handler.end_headers()
-        for frame in recording.frames:
-            time.sleep(self.frame_interval)
-            data = f"data: {json.dumps({**frame, 'id': request_id})}\n\n".encode()
-            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        with self._lock:
+            self.streams += 1
+            self.peak_streams = max(self.peak_streams, self.streams)
+        try:
+            for index, frame in enumerate(recording.frames):
+                if index == self._hold_after:
+                    self._released.wait(HOLD_SECONDS)
+                time.sleep(self.frame_interval)
+                data = f"data: {json.dumps({**frame, 'id': request_id})}\n\n".encode()
+                handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                handler.wfile.flush()
+                self.sent.append(SentFrame(time.time(), frame))
+            handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
-            self.sent.append(SentFrame(time.time(), frame))
-        handler.wfile.write(b"0\r\n\r\n")
-        handler.wfile.flush()
+        finally:
+            with self._lock:
+                self.streams -= 1
         handler.close_connection = True
 
 

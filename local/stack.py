@@ -3,7 +3,9 @@
 Used by ``kourier up`` (in the foreground, until Ctrl-C) and by the
 end-to-end tests (on their own ports), so the tests run exactly what a user
 runs. Each function is its own functions-framework process on its own port,
-as deployed. When ``SLACK_API_URL`` or ``KOURIER_CONFIG`` is already set, the
+as deployed, serving ``LOCAL_CONCURRENCY`` requests at once; turns reach
+turn_send through ``local.push_relay``, which pushes as many at once (the
+emulator's own push carries two). When ``SLACK_API_URL`` or ``KOURIER_CONFIG`` is already set, the
 stack uses it instead of starting its own Slack stand-in or writing the demo
 config, so it can be driven from outside. With the demo agent, two waits are
 shorter (``DEMO_TIMINGS``), so a hand-over and a busy agent show quickly.
@@ -38,6 +40,10 @@ DEMO_TIMINGS = {
 }
 """With the demo agent, a stream is handed over after a minute and a busy agent reported after
 20 s (in the cloud: 8 and 2 minutes), so the demo shows both quickly; the environment wins."""
+LOCAL_CONCURRENCY = 32
+"""Requests each local function serves at once (functions-framework's THREADS), and turns the
+push relay carries at once: one local process stands for all of a function's cloud instances
+(turn_send: 50 x 8). ``KOURIER_LOCAL_CONCURRENCY`` in the environment wins."""
 DEFAULT_SIGNING_SECRET = "local-signing-secret"
 DEFAULT_BOT_TOKEN = "xoxb-local-kourier"
 DEMO_TRIGGER = "demo-alerts"
@@ -228,7 +234,9 @@ def running_stack(
             "KOURIER_TIMEOUT_URL": ports.function_url("timeout"),
             "KOURIER_HEALTH_URLS": ",".join(ports.function_url(f) for f in FUNCTIONS[1:]),
         }
-        provision(emulator_env, ports.function_url("turn_send"))
+        concurrency = int(environ.get("KOURIER_LOCAL_CONCURRENCY", LOCAL_CONCURRENCY))
+        function_env["THREADS"] = str(concurrency)
+        turn_push = provision(emulator_env, ports.function_url("turn_send"))
         progress("the topic, subscription and queues are made; starting the five functions")
         started = []
         for name in FUNCTIONS:
@@ -254,6 +262,21 @@ def running_stack(
             )
         for process, name in zip(started, FUNCTIONS):
             process.wait_http(ports.function_url(name))
+        start(
+            "push-relay",
+            [
+                str(VENV_BIN / "python"),
+                "-m",
+                "local.push_relay",
+                "--subscription",
+                turn_push.subscription,
+                "--endpoint",
+                turn_push.endpoint,
+                "--concurrency",
+                str(concurrency),
+            ],
+            base_env,
+        )
         _wait_healthy(ingress_url + "healthz")
 
         stop_timer = threading.Event()

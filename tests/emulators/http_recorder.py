@@ -27,12 +27,20 @@ class RecordedRequest:
 
 @dataclass
 class Endpoint:
-    """One path on the recorder: answers with ``statuses`` in turn, then 200 for ever."""
+    """One path on the recorder: answers with ``statuses`` in turn, then 200 for ever.
+
+    With ``hold_until``, a request is answered only once that many were in
+    flight at the same time (or after DELIVERY_TIMEOUT_SECONDS), and
+    ``peak_in_flight`` says how many were at most.
+    """
 
     url: str
     statuses: list[int]
+    hold_until: int = 0
     received: list[RecordedRequest] = field(default_factory=list)
     arrived: threading.Condition = field(default_factory=threading.Condition)
+    in_flight: int = 0
+    peak_in_flight: int = 0
 
     def wait_for_requests(
         self, count: int, timeout: float = DELIVERY_TIMEOUT_SECONDS
@@ -77,12 +85,15 @@ class HttpRecorder:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def endpoint(self, statuses: list[int] | None = None) -> Endpoint:
-        """A new path of its own that answers ``statuses`` in turn, then 200."""
+    def endpoint(self, statuses: list[int] | None = None, hold_until: int = 0) -> Endpoint:
+        """A new path of its own that answers ``statuses`` in turn, then 200 (see Endpoint)."""
         path = f"/{uuid.uuid4().hex}"
-        endpoint = Endpoint(url=f"{self._base_url}{path}", statuses=list(statuses or []))
+        endpoint = Endpoint(
+            url=f"{self._base_url}{path}", statuses=list(statuses or []), hold_until=hold_until
+        )
         self._endpoints[path] = endpoint
         return endpoint
 
@@ -93,7 +104,13 @@ class HttpRecorder:
             return 404
         with endpoint.arrived:
             endpoint.received.append(request)
+            endpoint.in_flight += 1
+            endpoint.peak_in_flight = max(endpoint.peak_in_flight, endpoint.in_flight)
             endpoint.arrived.notify_all()
+            endpoint.arrived.wait_for(
+                lambda: endpoint.peak_in_flight >= endpoint.hold_until, DELIVERY_TIMEOUT_SECONDS
+            )
+            endpoint.in_flight -= 1
             return endpoint.statuses.pop(0) if endpoint.statuses else 200
 
     def __enter__(self) -> HttpRecorder:
