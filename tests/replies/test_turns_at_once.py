@@ -17,7 +17,7 @@ import pytest
 
 from local.replay_agent import REPLAY_CHANNELS, Recording, ReplayAgent
 from local.slack_standin.client import SlackStandin
-from local.slack_standin.models import Posted
+from local.slack_standin.models import Delivery, Posted
 from tests.replies.support import bot_replies, joined_answer
 
 AT_ONCE = 16
@@ -58,6 +58,17 @@ def short_answer() -> Recording:
     )
 
 
+def _answered_in_the_end(standin: SlackStandin, delivery: Delivery) -> None:
+    """An event the app answered late (past Slack's 3 s, on a loaded machine) is sent again,
+    as Slack retries it, up to Slack's three retries; the retry must add nothing."""
+    for _ in range(3):
+        if delivery.status == 200:
+            return
+        assert delivery.event_id is not None and delivery.status is None, delivery
+        delivery = standin.resend(delivery.event_id)
+    assert delivery.status == 200, delivery
+
+
 def test_sixteen_turns_stream_at_once_and_each_ends_once(
     replay: ReplayAgent, stack_standin: SlackStandin
 ) -> None:
@@ -71,7 +82,9 @@ def test_sixteen_turns_stream_at_once_and_each_ends_once(
                     lambda n: stack_standin.say(channel, f"Question {n} of many"), range(AT_ONCE)
                 )
             )
-        assert all(p.statuses == [200] for p in posted)
+        for p in posted:
+            for delivery in p.deliveries:
+                _answered_in_the_end(stack_standin, delivery)
 
         def streaming() -> list[str]:
             return [
