@@ -190,6 +190,8 @@ class AgentWorld:
         self._contexts = 0
         self._busy_until: dict[str, int] = {}
         self._gone_contexts: set[str] = set()
+        self.forgotten: set[str] = set()
+        """Tasks the agent lost (a restart without a task store): -32001 from then on."""
 
     # The methods ---------------------------------------------------------------------
 
@@ -507,6 +509,9 @@ class AgentServer:
         if world.chance("agent.send_5xx", 0.01, entity):
             record.answered = "5xx"
             return Answer(503)
+        if world.chance("agent.send_401", 0.002, entity):
+            record.answered = "401"  # its credentials were rotated under Kourier
+            return Answer(401)
         answer = self.agents.send(record, _internal_message(message))
         if isinstance(answer, dict) and "error" in answer:
             record.answered = f"error {answer['error']['code']}"
@@ -536,7 +541,7 @@ class AgentServer:
             record.answered = "error -32601"
             return _error_answer(rpc_id, -32601, "no subscribe")
         task = agents.tasks.get(record.task_id or "")
-        if task is None or task.context_id in agents._gone_contexts:
+        if task is None or task.context_id in agents._gone_contexts or self._forgets(task.id):
             record.answered = "error -32001"
             return _error_answer(rpc_id, -32001, "task not found")
         task.advance(self.world.now_us)
@@ -547,9 +552,18 @@ class AgentServer:
         view = TaskView(task, len(task.log), replay_task=True)
         return Answer(frames=self._frames(rpc_id, record, view, read_timeout))
 
+    def _forgets(self, task_id: str) -> bool:
+        """Whether the agent has lost the task (it may lose one at any follow-up call)."""
+        if task_id in self.agents.forgotten:
+            return True
+        if self.world.chance("agent.forgets_task", 0.002, task_id):
+            self.agents.forgotten.add(task_id)
+            return True
+        return False
+
     def _get(self, rpc_id: Any, record: Request) -> Answer:
         snapshot = self.agents.get(record.task_id or "")
-        if snapshot is None:
+        if snapshot is None or self._forgets(record.task_id or ""):
             record.answered = "error -32001"
             return _error_answer(rpc_id, -32001, "task not found")
         if self.world.chance("agent.get_5xx", 0.005, record.task_id or ""):

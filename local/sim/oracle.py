@@ -123,7 +123,30 @@ class Oracle:
         self.message_ids()
         self.approvals()
         self.thread_texts(turns)
+        self.hygiene()
         return self.violations
+
+    # Hygiene at quiescence -----------------------------------------------------------------
+
+    def hygiene(self) -> None:
+        """Once every turn has ended, nothing may still look busy: no session holding a turn or
+        waiting on a question, no question open or being answered."""
+        collections = self.sim.documents.collections
+        turns = collections.get("kourier_turns", {})
+        if any(stored.data.get("status") != "done" for stored in turns.values()):
+            return  # not quiescent: liveness has said so
+        for key, stored in sorted(collections.get("kourier_sessions", {}).items()):
+            session = stored.data
+            active = session.get("active_turn")
+            if active is not None:
+                self.fail("L hygiene", f"session {key} still holds turn {active}, which is done")
+            if session.get("open_question") is not None:
+                self.fail("L hygiene", f"session {key} still waits on {session['open_question']}")
+        for key, stored in sorted(collections.get("kourier_questions", {}).items()):
+            status = stored.data.get("status")
+            if status in ("open", "answering"):
+                turn = stored.data.get("turn_id")
+                self.fail("L hygiene", f"question {key} of turn {turn} is still {status}")
 
     # S0 ------------------------------------------------------------------------------------
 

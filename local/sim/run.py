@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import random
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -41,6 +42,7 @@ from local.sim.services import (
     run_due_timers,
 )
 from local.sim.slack import SimChat, SimSlack
+from local.sim.tripwires import tripwires
 from local.sim.world import ACTIVE, SECOND, Instance, World, us
 
 CHANNELS = ["C0SIM1", "C0SIM2", "C0SIM3"]
@@ -126,6 +128,29 @@ class Result:
     steps: int
 
 
+TUNING: dict[str, tuple[float, ...]] = {
+    "KOURIER_LEASE_MARGIN_SECONDS": (60.0, 20.0, 120.0),
+    "KOURIER_MAX_TAKEOVERS": (5, 3, 8),
+    "KOURIER_BACKOFF_START_SECONDS": (1.0, 0.2, 3.0),
+    "KOURIER_BACKOFF_CAP_SECONDS": (60.0, 10.0),
+    "KOURIER_POLL_CAP_SECONDS": (60.0, 5.0),
+    "KOURIER_BUSY_NOTICE_SECONDS": (120.0, 10.0),
+    "KOURIER_INLINE_WAIT_SECONDS": (5.0, 0.0, 20.0),
+    "KOURIER_CHECKPOINT_SECONDS": (5.0, 0.5, 30.0),
+    "KOURIER_REREAD_AFTER_DROP_SECONDS": (1.0, 0.0, 10.0),
+}
+"""Settings a seed may vary, and their values: the default first (kept half of the time)."""
+
+
+def draw_tuning(rng: random.Random) -> dict[str, float]:
+    """A seed's settings: each one its default half of the time, else another legal value."""
+    tuning = {}
+    for name, values in TUNING.items():
+        if rng.random() < 0.5:
+            tuning[name] = rng.choice(values[1:])
+    return tuning
+
+
 class Simulation:
     """The world of one seed."""
 
@@ -141,6 +166,8 @@ class Simulation:
         swarm = world.stream("swarm")
         self.profile = AgentProfile.draw(swarm)
         self.budget = swarm.choice((480.0, 480.0, 120.0))
+        self.tuning = draw_tuning(world.stream("tuning"))
+        """This seed's settings beside the defaults (legal values the operator may choose)."""
         self.agents = AgentWorld(world, self.profile)
         self.documents = SimDocuments(world)
         self.slack = SimSlack(world, list(CHANNELS), dict(PEOPLE))
@@ -179,6 +206,7 @@ class Simulation:
                     "SLACK_SIGNING_SECRET": SIGNING_SECRET,
                     "SLACK_BOT_TOKEN": "xoxb-sim",
                     "KOURIER_FOLLOW_BUDGET_SECONDS": self.budget,
+                    **self.tuning,
                 }
             )
             self._config = parse_config(config_yaml(self.profile), source="sim")
@@ -257,13 +285,16 @@ class Simulation:
         quiet_at = self.people.last_post_us() + CHAOS_AFTER_LAST_POST_US
         bound = quiet_at + LIVENESS_BOUND_US
         ACTIVE.append(world)
+        tripped: list[str] = []
         try:
-            self._run_until(quiet_at, bound)
+            with tripwires(tripped.append):
+                self._run_until(quiet_at, bound)
         finally:
             ACTIVE.remove(world)
         self.reconciling = False
         oracle = Oracle(self)
         violations = oracle.check()
+        violations += [Violation("S0 tripwire", what) for what in dict.fromkeys(tripped)]
         return Result(
             seed=self.seed,
             violations=violations,
@@ -291,8 +322,14 @@ class Simulation:
     def quiescent(self) -> bool:
         if self.platform.pending:
             return False
-        turns = self.documents.collections.get("kourier_turns", {})
-        return all(stored.data.get("status") == "done" for stored in turns.values())
+        collections = self.documents.collections
+        turns = collections.get("kourier_turns", {})
+        if any(stored.data.get("status") != "done" for stored in turns.values()):
+            return False
+        # A session still holding an ended turn (its carrier died before letting go)
+        # is released by a sweep once its lease runs out: wait for that too.
+        sessions = collections.get("kourier_sessions", {})
+        return all(stored.data.get("active_turn") is None for stored in sessions.values())
 
     # What the oracle asks ----------------------------------------------------------------
 

@@ -16,9 +16,9 @@ from local.sim.run import broken_rules, run_seed
 
 FINDINGS = [
     pytest.param(
-        30,
+        21,
         "S0 crash",
-        "C0SIM3-1700000472.472200",
+        "C0SIM2-1700000533.013968",
         id="F1-message-reply-takeover-asserts",
         marks=pytest.mark.xfail(
             reason="a takeover of a one-Message reply asserts in TurnRun._task_id on every "
@@ -26,9 +26,9 @@ FINDINGS = [
         ),
     ),
     pytest.param(
-        37,
+        41,
         "S6 notice twice",
-        "C0SIM1-1700001390.359247",
+        "C0SIM3-1700000170.985264",
         id="F5-final-notice-twice-after-a-kill",
         marks=pytest.mark.xfail(
             reason="the final notice is posted, the carrier dies before the turn is done, "
@@ -46,9 +46,9 @@ FINDINGS = [
         ),
     ),
     pytest.param(
-        77,
+        165,
         "S1 lost",
-        "C0SIM2-1700000593.395608",
+        "C0SIM2-1700000238.712994",
         id="S1-answer-never-sent-after-its-sender-died",
         marks=pytest.mark.xfail(
             reason="a reply taken as the answer to an open question: its stream_follow dies "
@@ -56,9 +56,41 @@ FINDINGS = [
             "question again without sending the answer (S1, shell2 fixes)",
         ),
     ),
+    pytest.param(
+        60,
+        "L hygiene",
+        "C0SIM1-1700000495.684698",
+        id="question-left-answering-after-its-turn-ended",
+        marks=pytest.mark.xfail(
+            reason="every turn has ended, yet a question of one is still answering "
+            "(found by the hygiene check; reported to shell2)",
+        ),
+    ),
+    pytest.param(
+        153,
+        "L hygiene",
+        "C0SIM2-1700000336.732756",
+        id="question-left-open-after-its-turn-ended",
+        marks=pytest.mark.xfail(
+            reason="every turn has ended, yet a question of one is still open "
+            "(found by the hygiene check; reported to shell2)",
+        ),
+    ),
+    pytest.param(
+        29,
+        "S3 text",
+        "C0SIM2-1700000232.886681",
+        id="text-shown-that-the-agent-took-back",
+        marks=pytest.mark.xfail(
+            reason="the thread shows text whose artifact the agent emptied (the agent's text "
+            "is ''), found with per-seed settings (checkpoint every 30 s, re-read after a "
+            "drop 10 s); not yet explained (sim2)",
+        ),
+    ),
 ]
-"""Seeds as found on main at edc7ee7 (F1, F3, F5 re-found there: the seeds of the ports
-branch took other paths once the simulator changed)."""
+"""Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
+re-sends during a running delivery and the agent's 401 and -32001 faults (each change to the
+simulator reroutes histories, so seeds are re-found with it)."""
 
 
 @pytest.mark.parametrize(("seed", "rule", "turn"), FINDINGS)
