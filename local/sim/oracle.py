@@ -68,6 +68,8 @@ def known_notices() -> set[str]:
         notices.NO_STREAMING,
         notices.CREDENTIALS_REJECTED,
         notices.IDENTITY_REFUSED,
+        notices.KEPT_FAILING,
+        notices.BINDING_GONE,
     }
     sentences |= {notices.TURN_FAILED.format(reason=reason) for reason in reasons}
     for name in dir(notices):
