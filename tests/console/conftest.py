@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from local.emulators import EmulatorPorts
 from local.slack_standin.client import SlackStandin
 from local.stack import DEMO_CHANNEL, REPO, Stack, StackPorts, running_stack
+from tests.console.firefox import FirefoxPage, firefox_page
 
 PORTS = StackPorts(
     chat_ingress=28300,
@@ -47,6 +48,8 @@ CHROMIUM_FLAGS = [
 ]
 WAIT_MS = 180_000
 """How long a test waits for what it expects to show: generous, for a loaded machine."""
+FIREFOX_BIDI_PORT = 28420
+"""Where Firefox takes WebDriver BiDi commands (below the ephemeral range, as the stack's ports)."""
 ARTIFACTS = Path(os.environ.get("KOURIER_ARTIFACTS_DIR", REPO / "artifacts")) / "console"
 
 expect.set_options(timeout=WAIT_MS)
@@ -126,6 +129,14 @@ def console(browser: Browser, stack: Stack, request: pytest.FixtureRequest) -> I
         opened.screenshot(request.node.name)
     context.close()
     assert not errors, f"the page's scripts failed: {errors}"
+
+
+@pytest.fixture
+def firefox(stack: Stack, request: pytest.FixtureRequest) -> Iterator[FirefoxPage]:
+    with firefox_page(FIREFOX_BIDI_PORT, WAIT_MS / 1000) as page:
+        yield page
+        page.screenshot(ARTIFACTS / f"{request.node.name}.png")
+    assert not page.errors, f"the page's scripts failed in Firefox: {page.errors}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,6 +6,7 @@ in a terminal, and what is asserted is what the page shows.
 
 from __future__ import annotations
 
+import json
 import re
 
 from playwright.sync_api import expect
@@ -13,9 +14,10 @@ from slack_sdk import WebClient
 
 from local.cli import banner
 from local.slack_standin import TEAM_ID
-from local.stack import DEFAULT_BOT_TOKEN, Stack
+from local.stack import DEFAULT_BOT_TOKEN, DEMO_CHANNEL, Stack
 from shared.core import notices
 from tests.console.conftest import Console
+from tests.console.firefox import FirefoxPage
 
 BOB = "U0BOB"
 """In the workspace, and no approver of the demo binding."""
@@ -61,6 +63,7 @@ def test_a_message_streams_its_answer_live_and_its_tool_step_turns_complete(
     expect(step).to_contain_text("complete")
     expect(answer).to_contain_text("please count these words")
     expect(answer.locator(".tag.streaming")).to_have_count(0)
+    expect(answer).not_to_contain_text("(stopped")
     final = len(answer.locator(".message-body").inner_text())
     seen = console.page.evaluate("window.seen")
     growing = [s["length"] for s in seen if s["streaming"] and 0 < s["length"] < final]
@@ -323,3 +326,29 @@ def test_the_agent_session_shows_its_status_and_stop_button_and_feedback_shows_w
     assert [(c.user, c.positive, c.value) for c in clicks] == [(ALICE, False, "down")]
     console.act_as(BOB)
     expect(rating.get_by_role("button", name="👎")).to_have_attribute("aria-pressed", "false")
+
+
+def test_in_firefox_a_new_user_writes_approves_a_tool_and_answers_a_question(
+    stack: Stack, firefox: FirefoxPage
+) -> None:
+    """The issue's walk-through in the other browser: real pointer and keyboard input."""
+    enter = "\ue007"
+    button = "[...document.querySelectorAll('{where} button')].find((b) => b.innerText.trim() === {name})"
+    firefox.open(f"{stack.console_url}#as={ALICE}&channel={DEMO_CHANNEL}")
+    firefox.wait_for_text("#connection", "live")
+
+    firefox.type("document.querySelector('#channel-composer textarea')", "approve" + enter)
+    firefox.wait_for_text(".thread-pane", "Restart the checkout service?")
+    firefox.click(button.format(where=".thread-pane", name=json.dumps(notices.APPROVE)))
+    firefox.wait_for_text(".thread-pane", notices.APPROVED_BY.format(who="@Alice"))
+    firefox.wait_for_text(".thread-pane", "restart_service: approved, so it ran.")
+
+    firefox.type("document.querySelector('#channel-composer textarea')", "freetext" + enter)
+    firefox.wait_for_text(".thread-pane", "What should the incident be called?")
+    firefox.click(button.format(where=".thread-pane", name=json.dumps(notices.WRITE_ANSWER)))
+    firefox.wait_for_text("#modal", notices.ANSWER_FORM_TITLE)
+    firefox.type("document.querySelector('#modal input, #modal textarea')", "Checkout is slow")
+    firefox.click(button.format(where="#modal", name=json.dumps(notices.ANSWER_FORM_SEND)))
+    firefox.wait_for_text(".thread-pane", "So the incident is called “Checkout is slow”.")
+    firefox.wait_for_text(".thread-pane", notices.ANSWERED_BY.format(who="@Alice"))
+    firefox.wait_for("document.querySelector('#modal').hidden", "the modal to close")

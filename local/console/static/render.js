@@ -334,9 +334,7 @@ const Render = (() => {
     for (const b of message.blocks || []) parts.push(block(b, where, expanded));
     if (message.stream === "streaming") parts.push('<span class="cursor" aria-label="streaming">▍</span>');
     if (message.stream === "expired") parts.push('<div class="note">(stream expired)</div>');
-    if (message.stream === "stopped") {
-      parts.push(`<div class="note">(stopped${message.stopped_by ? ` by ${esc(fullNameOf(message.stopped_by))}` : ""})</div>`);
-    }
+    if (message.stopped_by) parts.push(`<div class="note">(stopped by ${esc(fullNameOf(message.stopped_by))})</div>`);
     return parts.join("");
   }
 
