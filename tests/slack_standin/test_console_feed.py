@@ -11,7 +11,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from local.slack_standin import SlackStandin
+from local.slack_standin import TEAM_ID, SlackStandin
 from tests.slack_standin.support import CHANNEL
 
 
@@ -71,3 +71,39 @@ def test_the_event_stream_sends_a_snapshot_at_once_and_another_on_each_change(
     assert two.wait(30)
     [before, after] = [s["channels"][0]["messages"] for s in snapshots]
     assert before == [] and [m["text"] for m in after] == ["<@U0KOURIER> a change"]
+
+
+def test_a_thread_shows_its_agent_session_and_each_person_their_own_feedback(
+    slack: WebClient, standin: SlackStandin
+) -> None:
+    root = standin.say(CHANNEL, "look into checkout", user="U0BOB").ts
+    slack.chat_startStream(
+        channel=CHANNEL,
+        thread_ts=root,
+        recipient_user_id="U0BOB",
+        recipient_team_id=TEAM_ID,
+        markdown_text="Reading",
+    )
+    session = _state(standin, "U0ALICE", root)["thread"]["session"]
+    assert (session["status"], session["stop_button"]) == ("processing", True)
+    assert session["initiator_user_id"] == "U0BOB"
+
+    feedback = {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": "feedback",
+                "positive_button": {"text": {"type": "plain_text", "text": "👍"}, "value": "up"},
+                "negative_button": {"text": {"type": "plain_text", "text": "👎"}, "value": "down"},
+            }
+        ],
+    }
+    rated = slack.chat_postMessage(
+        channel=CHANNEL, thread_ts=root, text="found it", blocks=[feedback]
+    )["ts"]
+    standin.click(CHANNEL, rated, "feedback", user="U0BOB", value="down")
+    standin.click(CHANNEL, rated, "feedback", user="U0BOB", value="up")
+
+    assert _state(standin, "U0BOB", root)["feedback"] == {rated: "positive"}
+    assert _state(standin, "U0ALICE", root)["feedback"] == {}
