@@ -355,7 +355,8 @@ class SimDocuments:
         if collection in WATCHED:
             invocation = world.current
             name = invocation.name if invocation is not None else ""
-            self.writes.append((world.now_us, name, op, collection, key, _copy(data)))
+            # No copy: a stored document is never changed in place (a write stores a new dict).
+            self.writes.append((world.now_us, name, op, collection, key, data))
 
     # For the oracle (no scheduling point) -----------------------------------------------
 
@@ -384,7 +385,7 @@ def _checked(data: Mapping[str, Any]) -> dict[str, Any]:
     for value in data.values():
         if isinstance(value, datetime) and value.tzinfo is None:
             raise ValueError("a naive datetime cannot be stored")
-    return _copy(dict(data))
+    return _copy(data)
 
 
 def _copy(data: Mapping[str, Any]) -> dict[str, Any]:
