@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from websockets.exceptions import InvalidHandshake
 from websockets.sync.client import ClientConnection, connect
 
 FIREFOX = os.environ.get("KOURIER_FIREFOX", "/usr/bin/firefox-esr")
@@ -170,7 +171,7 @@ def _bidi_socket(
         try:
             socket = connect(f"ws://127.0.0.1:{port}/session", max_size=None, open_timeout=10)
             break
-        except OSError:
+        except (OSError, InvalidHandshake):  # not listening yet, or not answering BiDi yet
             if process.poll() is not None or time.monotonic() > deadline:
                 raise BidiError(f"Firefox did not open its BiDi port {port}") from None
             time.sleep(0.3)
