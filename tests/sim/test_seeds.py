@@ -29,7 +29,7 @@ KNOWN = {
     "S6 notice twice": ("", "a final notice posted, the carrier dies before done (F5, shell2)"),
     "S1 lost": ("", "seed 165: an answer is never sent when its sender dies (S1, shell2)"),
     "L hygiene": ("question ", "seeds 60, 153: a question left open or answering (shell2)"),
-    "S3 text": ("", "seeds 29, 30: text the agent took back still shown (sim2, unexplained)"),
+    "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
 }
 """Rules today's code is known to break: code -> (what the detail must contain, why)."""
 
