@@ -55,7 +55,10 @@ def test_a_budget_of_histories_breaks_only_known_rules(capsys: pytest.CaptureFix
         for code, detail in history.broken:
             broken[code] += 1
             if not known(code, detail):
-                unknown.append(f"seed {history.seed}: {code}: {detail}")
+                unknown.append(
+                    f"seed {history.seed}: {code}: {detail}\n  replay and shrink: "
+                    f"./kourier sim --seed {history.seed} --seeds 1 --trace /tmp/sim.jsonl"
+                )
     seeds = [history.seed for history in batch.histories]
     with capsys.disabled():
         print(
