@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -182,6 +183,28 @@ class TurnRun:
 
     def start(self) -> None:
         """Carry the turn from the beginning, or take over one whose function died."""
+        with self._reply_closed_at_end():
+            self._start()
+
+    def resume(self, timer: str | None) -> None:
+        """Continue from the checkpoint: after a hand-over, or when a timer fired."""
+        with self._reply_closed_at_end():
+            self._resume(timer)
+
+    def answer(self, key: str) -> None:
+        """Send the answer to a paused task's question, then follow the task as a turn."""
+        with self._reply_closed_at_end():
+            self._answer(key)
+
+    @contextmanager
+    def _reply_closed_at_end(self) -> Iterator[None]:
+        """However the run ends (a failure too), its reply stops writing to the thread."""
+        try:
+            yield
+        finally:
+            self.reply.close()
+
+    def _start(self) -> None:
         checkpoint = self._stored_checkpoint()
         if checkpoint is not None:
             self._write_turn()  # the fence first: the function that died can write no more
@@ -206,8 +229,7 @@ class TurnRun:
             first = CallFailed(Failure.UNKNOWN)
         self._run(self._handle(first))
 
-    def resume(self, timer: str | None) -> None:
-        """Continue from the checkpoint: after a hand-over, or when a timer fired."""
+    def _resume(self, timer: str | None) -> None:
         checkpoint = self._stored_checkpoint()
         if checkpoint is None:
             return
@@ -220,8 +242,7 @@ class TurnRun:
         else:
             self._run(self._handle(TimerFired(timer)))
 
-    def answer(self, key: str) -> None:
-        """Send the answer to a paused task's question, then follow the task as a turn."""
+    def _answer(self, key: str) -> None:
         question = self.questions.get(key)
         if question is None or question.status != "answering" or question.turn_id != self.turn.id:
             return

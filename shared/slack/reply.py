@@ -276,6 +276,16 @@ class ThreadReply:
             if self._fallback:
                 self._write_messages(force=True)
 
+    def close(self) -> None:
+        """The run is over, however it ended: the timer stops, and nothing more is sent.
+
+        A run that failed must leave the thread to the function that takes
+        the turn over: no status set again, no queued text sent, no
+        roll-over of a message that function now continues.
+        """
+        with self._lock:
+            self._timer.close()
+
     def to_state(self) -> dict[str, Any]:
         """What a continuing function needs (nothing is sent)."""
         with self._lock:

@@ -11,7 +11,9 @@ import json
 import time
 from collections.abc import Iterable
 
+import pytest
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from local.slack_standin.client import SlackStandin
 from shared.core import notices
@@ -352,6 +354,28 @@ def test_the_status_is_set_again_while_nothing_is_posted_and_never_after(
     assert calls.index("chat.startStream") > max(
         index for index, method in enumerate(calls) if method == "assistant.threads.setStatus"
     ), "no status once the answer is posted"
+
+
+def test_a_reply_closed_after_its_run_failed_calls_slack_no_more(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # A function whose run failed (here Slack refused the stream) must leave
+    # the thread to the one that takes the turn over: no status set again, no
+    # queued text sent from the dead run.
+    reply = new_reply(slack, thread_ts, ReplyLimits(status_refresh=0.3, stream_interval=0.05))
+    reply.working()
+    standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 2, timeout=30)
+    standin.fail("chat.startStream")  # the reply falls back to ordinary messages,
+    standin.fail("chat.postMessage")  # and Slack refuses those too
+    with pytest.raises(SlackApiError):
+        reply.append("Here it is.")
+
+    reply.close()
+    calls = len(standin.calls())
+    time.sleep(1.5)  # five status refreshes, and the queued text due many times over
+
+    assert len(standin.calls()) == calls
+    assert not bot_replies(standin, thread_ts)
 
 
 def test_another_function_continues_the_same_streamed_message_from_the_state(
