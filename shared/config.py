@@ -194,6 +194,13 @@ class Binding(_Strict):
     agent_backend: str = Field(alias="agentBackend")
     identity: Identity
     interactions: Interactions = Field(default_factory=Interactions)
+    max_turn: Annotated[
+        timedelta, Field(default=timedelta(hours=4), gt=timedelta(0), alias="maxTurnDuration")
+    ]
+    """How long one turn may keep the agent at work (a person's answer starts it anew)
+    before its task is cancelled and the thread told."""
+
+    _parse_max_turn = field_validator("max_turn", mode="before")(_duration)
 
 
 class TriggerAuth(_Strict):

@@ -52,6 +52,7 @@ from shared.a2a.errors import (
 from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint, CheckpointStore, Stored
+from shared.config import Binding
 from shared.core import notices
 from shared.core import session as sessions
 from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
@@ -104,8 +105,8 @@ CANCEL_ATTEMPTS = 3
 """CancelTask is tried this many times before the task is read to see whether it stopped."""
 
 
-def timings(settings: Settings) -> TurnTimings:
-    """The machine's delays, from the settings."""
+def timings(settings: Settings, binding: Binding) -> TurnTimings:
+    """The machine's delays, from the settings, and the Binding's longest turn."""
     return TurnTimings(
         backoff_start=settings.backoff_start_seconds,
         backoff_cap=settings.backoff_cap_seconds,
@@ -114,6 +115,7 @@ def timings(settings: Settings) -> TurnTimings:
         give_up_after=settings.give_up_seconds,
         no_sign_of_life=settings.no_sign_of_life_seconds,
         reread_after_drop=settings.reread_after_drop_seconds,
+        max_turn=binding.max_turn.total_seconds(),
     )
 
 
@@ -322,10 +324,13 @@ class TurnRun:
         return self.machine.handle(event, self.clock.time(), self.deps.ids.random())
 
     def _follow(self, open_stream: Callable[[], Iterator[StreamEvent]]) -> list[Action]:
+        assert self.machine is not None
         actions: list[Action] = []
         try:
             for event in open_stream():
                 actions.extend(self._observe(event))
+                if self.machine.state.phase == Phase.DONE:
+                    return actions  # ended with the stream still open (the longest turn)
                 self._checkpoint_now(force=self._named_task_just_now(event))
             if self.clock.monotonic() >= self.deadline:
                 return actions  # cut at the deadline: ``_run`` hands over
@@ -625,7 +630,7 @@ class TurnRun:
             protocol=self.machine.state.protocol,
             task_id=task_id,
         )
-        self.machine = TurnMachine(state, timings(self.settings))
+        self.machine = TurnMachine(state, timings(self.settings, self.binding))
         self._write_turn(status="running")
         self.reply.working()
         self._run([Send()])
@@ -752,7 +757,7 @@ class TurnRun:
         self.answering = self.questions.get(answering) if answering else None
         state = TurnState.from_dict(checkpoint.machine)
         self.machine = TurnMachine(
-            resume_state(state) if resumed else state, timings(self.settings)
+            resume_state(state) if resumed else state, timings(self.settings, self.binding)
         )
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
         self.reply.restore(checkpoint.slack, taken_over=taken_over)
@@ -788,7 +793,7 @@ class TurnRun:
         state = TurnState(
             started_at=self.clock.time(), has_context=self.session.context_id is not None
         )
-        return TurnMachine(state, timings(self.settings))
+        return TurnMachine(state, timings(self.settings, self.binding))
 
     def _message(self) -> OutgoingMessage:
         if self.answering is not None:

@@ -42,6 +42,7 @@ RESPONSE_TOO_LARGE = "the agent sent a response too large to read"
 IDENTITY_REFUSED = "the agent refused this identity for the conversation"
 BINDING_GONE = "the Binding this thread began under is no longer configured"
 KEPT_FAILING = "it failed on every attempt"
+TOO_LONG = "the agent did not take it in the time a turn may run here"
 SESSION_GONE = "The agent lost this conversation. Your next message starts a new one."
 AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free."
 CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
@@ -83,6 +84,11 @@ QUESTIONS_NOT_ALLOWED = CancelNotice(
     "The agent asked a question, but this Binding does not allow questions, "
     "so its task was cancelled.",
     f"The agent asked a question, but this Binding does not allow questions. {_MAY_STILL_RUN}",
+)
+TURN_TOO_LONG = CancelNotice(
+    "The agent's task ran longer than a turn may run here, so it was cancelled.",
+    "The agent's task ran longer than a turn may run here. "
+    "Agent Kourier could not stop it, and it may still be running.",
 )
 QUESTION_TIMED_OUT = CancelNotice(
     "No one answered in time, so the agent's task was cancelled.",

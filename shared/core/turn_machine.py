@@ -44,6 +44,13 @@ The rules, from the agent contract:
   the cancel was tried, never before.
 - Retry-After is a lower bound on the wait before any call is tried again,
   up to a day.
+- A turn takes at most ``max_turn`` (its Binding's ``maxTurnDuration``),
+  counted from its first send, or from the send of an answer (the wait for a
+  person is not counted). The first event at or past that moment ends the
+  turn, unless the task just said it settled (its close or read ends the
+  turn as usual): a task is cancelled (and the thread told what the cancel
+  did); with no task yet (an agent busy for ever), the turn fails. No wait lasts past that moment. An agent that keeps a stream open
+  and silent is only seen at the next read, when its function hands over.
 - A timer names its wait: one from an earlier wait, or fired twice, does
   nothing, and one that fires before its wait ends (a resumed function)
   waits on.
@@ -106,6 +113,8 @@ class TurnTimings:
     give_up_after: float = 900.0
     no_sign_of_life: float = 3600.0
     retry_after_cap: float = 86400.0
+    max_turn: float = 4 * 3600.0
+    """The most one turn may take (from its send, or its answer's), whatever the agent does."""
 
 
 # Actions ---------------------------------------------------------------------
@@ -162,7 +171,7 @@ class Finish:
     ``input_required``; or one whose notice the machine gave before:
     ``auth_required``, ``credentials``, ``identity``, ``refused``,
     ``unreachable``, ``session_gone``, ``no_task``, ``no_sign_of_life``,
-    ``answer_rejected``.
+    ``answer_rejected``, ``too_long``.
     """
 
     outcome: str
@@ -298,6 +307,12 @@ class TurnMachine:
         """The actions that follow ``event``."""
         if self.state.phase == Phase.DONE:
             return []
+        actions = self._next(event, now, jitter)
+        if self._goes_on() and now >= self._turn_ends_at():
+            return self._too_long()  # what the event would have led to is not done
+        return actions
+
+    def _next(self, event: Event, now: float, jitter: float) -> list[Action]:
         s = self.state
         match event:
             case Started(protocol=protocol, can_subscribe=can_subscribe):
@@ -497,6 +512,27 @@ class TurnMachine:
         last = s.stream_lost_at if s.last_sign_of_life is None else s.last_sign_of_life
         return now - last >= self.timings.no_sign_of_life
 
+    def _turn_ends_at(self) -> float:
+        """When the turn has taken as long as a turn may take."""
+        return self.state.started_at + self.timings.max_turn
+
+    def _goes_on(self) -> bool:
+        """The turn is not over, nor about to end: its task did not just say it settled.
+
+        A task that said so ends the turn at the stream's close, or at the
+        read that follows (a full Task, or a settling status update).
+        """
+        s = self.state
+        settled = s.state is not None and s.state.settles_stream
+        ending = s.settling_update or (settled and s.phase == Phase.FOLLOW)
+        return s.phase != Phase.DONE and not ending
+
+    def _too_long(self) -> list[Action]:
+        """Past the longest a turn may take: its task is cancelled; with none, the turn fails."""
+        if self.state.task_id is not None:
+            return [Cancel(notices.TURN_TOO_LONG), *self._finish("too_long")]
+        return [Notify(notices.turn_failed(notices.TOO_LONG)), *self._finish("too_long")]
+
     def _abandon(self) -> list[Action]:
         return [Cancel(notices.NO_SIGN_OF_LIFE), *self._finish("no_sign_of_life")]
 
@@ -529,6 +565,7 @@ class TurnMachine:
         """Wait until ``until``, then go to ``then``; a due busy notice wakes the turn sooner."""
         s = self.state
         s.attempts += 1
+        until = min(until, self._turn_ends_at())  # no wait outlasts the turn
         s.phase, s.after_wait, s.wake_at = Phase.WAIT, then, until
         notice_at = self._busy_notice_at()
         alarm = until if notice_at is None else min(until, notice_at)

@@ -37,6 +37,13 @@ def test_a_cancel_says_the_task_was_cancelled_or_that_it_could_not_be_stopped() 
                 f"{may_still_run}"
             ),
         ),
+        "TURN_TOO_LONG": (
+            "The agent's task ran longer than a turn may run here, so it was cancelled.",
+            (
+                "The agent's task ran longer than a turn may run here. "
+                "Agent Kourier could not stop it, and it may still be running."
+            ),
+        ),
         "QUESTION_TIMED_OUT": (
             "No one answered in time, so the agent's task was cancelled.",
             (
@@ -64,4 +71,11 @@ def test_a_stop_says_who_stopped_the_turn_and_what_became_of_its_task() -> None:
     assert notices.NOT_ALLOWED_TO_STOP == (
         "Only the person who wrote this message and this Binding's approvers "
         "can stop the agent here."
+    )
+
+
+def test_a_turn_the_agent_never_took_in_time_says_so() -> None:
+    assert notices.turn_failed(notices.TOO_LONG) == (
+        "Agent Kourier could not carry this message: "
+        "the agent did not take it in the time a turn may run here."
     )

@@ -83,6 +83,7 @@ class Row:
     timings: TurnTimings = DEFAULT
     task_id: str | None = None
     """The task followed from the start: an answer's, sent to its paused task."""
+    started_at: float = 0.0
 
 
 def at(when: float, event: Event, *actions: Action, jitter: float = 0.0) -> Step:
@@ -132,7 +133,7 @@ DONE = {"phase": Phase.DONE}
 
 def run(row: Row) -> TurnState:
     """Feed the row's events, checking actions and the checkpoint round trip after each."""
-    state = TurnState(started_at=0.0, has_context=row.has_context, task_id=row.task_id)
+    state = TurnState(started_at=row.started_at, has_context=row.has_context, task_id=row.task_id)
     for number, step in enumerate(row.steps):
         actions = TurnMachine(state, row.timings).handle(step.event, step.at, step.jitter)
         assert actions == step.actions, f"step {number}: {step.event!r} at {step.at}"
@@ -749,6 +750,7 @@ RETRY_AFTER_ROWS = [
         "a Retry-After is capped at a day",
         [start(), at(0, fail(Failure.NOT_SENT, retry_after=2 * 86400), wait(86400, 1))],
         {"phase": Phase.WAIT},
+        timings=TurnTimings(max_turn=7 * 86400),
     ),
     Row(
         "a Retry-After before a lookup",
@@ -778,6 +780,95 @@ RETRY_AFTER_ROWS = [
         "a Retry-After on a failed read",
         [*CALL_SITES["GetTask"], at(3, fail(Failure.UNKNOWN, retry_after=30), wait(33, 2))],
         {"phase": Phase.WAIT, "after_wait": Phase.READ},
+    ),
+]
+
+# The longest turn -----------------------------------------------------------------
+
+BOUNDED = TurnTimings(max_turn=100)
+TOO_LONG_ROWS = [
+    Row(
+        "a task that streams heartbeats for ever is cancelled at the longest turn",
+        [
+            start(),
+            at(1, snapshot(WORKING)),
+            at(50, status(WORKING)),
+            at(99.9, status(WORKING)),
+            at(100, status(WORKING), Cancel(notices.TURN_TOO_LONG), Finish("too_long")),
+        ],
+        DONE,
+        timings=BOUNDED,
+    ),
+    Row(
+        "a task polled while it stays working is cancelled at the longest turn",
+        [
+            start(can_subscribe=False),
+            at(10, status(WORKING)),
+            at(10, CLOSED, wait(11, 1)),
+            at(11, timer(1), ReadTask()),
+            at(11, TaskRead(WORKING), wait(12, 2)),
+            at(12, timer(2), ReadTask()),
+            at(100, TaskRead(WORKING), Cancel(notices.TURN_TOO_LONG), Finish("too_long")),
+        ],
+        DONE,
+        timings=BOUNDED,
+    ),
+    Row(
+        "an agent busy for ever: no task to cancel, the turn fails at the longest turn",
+        [
+            start(),
+            at(0, fail(Failure.BUSY, retry_after=300), wait(100, 1)),
+            at(100, timer(1), Notify(notices.turn_failed(notices.TOO_LONG)), Finish("too_long")),
+        ],
+        DONE,
+        timings=BOUNDED,
+    ),
+    Row(
+        "a task that settles at the longest turn ends as it settled, nothing cancelled",
+        [
+            start(),
+            at(1, snapshot(WORKING)),
+            at(100, status(TaskState.COMPLETED)),
+            at(100, CLOSED, ReadTask()),
+            at(101, TaskRead(TaskState.COMPLETED), Finish("completed")),
+        ],
+        DONE,
+        timings=BOUNDED,
+    ),
+    Row(
+        "a pause at the longest turn is the person's: the turn waits for an answer",
+        [
+            start(),
+            at(1, snapshot(WORKING)),
+            at(100, snapshot(TaskState.INPUT_REQUIRED)),
+            at(100, CLOSED, Finish("input_required")),
+        ],
+        DONE,
+        timings=BOUNDED,
+    ),
+    Row(
+        "an answer's turn has its own longest turn, from the answer's send",
+        [
+            at(500, Started("1.0", True), Send()),
+            at(501, status(WORKING)),
+            at(599, status(WORKING)),
+            at(600, status(WORKING), Cancel(notices.TURN_TOO_LONG), Finish("too_long")),
+        ],
+        DONE,
+        timings=BOUNDED,
+        task_id="t1",
+        started_at=500.0,
+    ),
+    Row(
+        "no wait outlasts the turn: a Retry-After past it wakes the turn at its end",
+        [
+            start(),
+            at(1, status(WORKING)),
+            at(5, fail(Failure.DROPPED, retry_after=1000), wait(100, 1)),
+            at(100, timer(1), Cancel(notices.TURN_TOO_LONG), Finish("too_long")),
+        ],
+        DONE,
+        timings=BOUNDED,
     ),
 ]
 
@@ -962,6 +1053,7 @@ ROWS = [
     *FAIL_AT_ONCE_ROWS,
     *NO_SIGN_OF_LIFE_ROWS,
     *RETRY_AFTER_ROWS,
+    *TOO_LONG_ROWS,
     *TIMER_ROWS,
 ]
 
@@ -1036,7 +1128,8 @@ class Driver:
 def test_a_busy_agent_is_tried_for_as_long_as_it_takes_and_the_thread_told_once_at_two_minutes(
     seed: int,
 ) -> None:
-    machine = TurnMachine(TurnState(started_at=0.0, has_context=True))
+    timings = TurnTimings(max_turn=8 * 3600)
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True), timings)
     driver = Driver(machine, seed)
     driver.feed(Started("1.0", True), {Send: fail(Failure.BUSY), "until": 4 * 3600})
     assert driver.finished is None
@@ -1045,6 +1138,19 @@ def test_a_busy_agent_is_tried_for_as_long_as_it_takes_and_the_thread_told_once_
     assert gaps[0] < 1.0
     assert max(gaps) <= DEFAULT.backoff_cap
     assert all(gap >= DEFAULT.backoff_cap / 2 for gap in gaps[-10:])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_busy_agent_is_tried_until_the_longest_turn_and_then_the_thread_told(seed: int) -> None:
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True))
+    driver = Driver(machine, seed)
+    driver.feed(Started("1.0", True), {Send: fail(Failure.BUSY), "until": 86400})
+    assert driver.finished == "too_long"
+    assert driver.now == DEFAULT.max_turn
+    assert driver.notices == [
+        (120.0, notices.AGENT_BUSY),
+        (DEFAULT.max_turn, notices.turn_failed(notices.TOO_LONG)),
+    ]
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -65,6 +65,10 @@ CHANNEL_03 = "C0FAULTS03"
 BINDING_03 = "faults-03"
 """The binding whose agent is the same faulty agent speaking A2A 0.3."""
 VERSIONS = {"1.0": (CHANNEL, BINDING), "0.3": (CHANNEL_03, BINDING_03)}
+BOUNDED_CHANNEL = "C0FAULTSBOUND"
+BOUNDED_BINDING = "faults-bounded"
+"""The binding whose turns may take ``MAX_TURN`` seconds at most."""
+MAX_TURN = 8.0
 
 FOLLOW_BUDGET = 4.0
 """Seconds a function follows a stream before it hands over."""
@@ -123,6 +127,11 @@ bindings:
     channels: [{CHANNEL_03}]
     agentBackend: faulty-03
     identity: {{userId: kourier-faults}}
+  - name: {BOUNDED_BINDING}
+    channels: [{BOUNDED_CHANNEL}]
+    agentBackend: faulty
+    identity: {{userId: kourier-faults}}
+    maxTurnDuration: {MAX_TURN:g}s
 """
 
 
