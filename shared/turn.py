@@ -331,7 +331,7 @@ class TurnRun:
                 actions.extend(self._observe(event))
                 if self.machine.state.phase == Phase.DONE:
                     return actions  # ended with the stream still open (the longest turn)
-                self._checkpoint_now(force=self._named_task_just_now(event))
+                self._checkpoint_now(force=False)
             if self.clock.monotonic() >= self.deadline:
                 return actions  # cut at the deadline: ``_run`` hands over
             return actions + self._handle(StreamClosed())
@@ -365,11 +365,16 @@ class TurnRun:
             self.status = status
         if isinstance(event, Task):
             self.last_snapshot = _fingerprint(event)
+        actions = self._handle(seen)
+        if self._named_task_just_now():
+            # Saved before any call that can fail (Slack, the context's write):
+            # a function taking over reads this task, never sends the turn again.
+            self._checkpoint_now(force=True)
         self.reply.show(self.assembler.feed(event))
         self._learn_context(event.context_id)
-        return self._handle(seen)
+        return actions
 
-    def _named_task_just_now(self, event: StreamEvent) -> bool:
+    def _named_task_just_now(self) -> bool:
         assert self.machine is not None
         task_id = self.machine.state.task_id
         if task_id and self.session.task_id != task_id:

@@ -109,6 +109,9 @@ class Script:
     """Results the send's stream carries before its event of this index (at its end, for an
     index past the last), besides the task's own: another task's events, Messages. The task
     does not keep them."""
+    opens_with_text: bool = False
+    """A task's stream opens with its first text chunk (an artifact update naming the task),
+    with no Task or status update before it, as some agents stream."""
     first_answer: list[dict[str, Any]] | None = None
     """The first send of each messageId is answered with these results alone, and not taken."""
     stays_in: list[str] = field(default_factory=list)
@@ -406,14 +409,16 @@ class FaultyAgent:
             task = AgentTask(f"task-{number}", context_id, message)
             self.tasks[task.id] = task
             stays_in = script.stays_in.pop(0) if script.stays_in else COMPLETED
-        self._record(task, {"task": task.snapshot()})
+        if not script.opens_with_text:
+            self._record(task, {"task": task.snapshot()})
         threading.Thread(target=self._play, args=(task, script, stays_in), daemon=True).start()
         return task
 
     def _play(self, task: AgentTask, script: Script, ends_in: str = COMPLETED) -> None:
         """Run the task: its events, ``script.gap`` apart, then ``ends_in`` (completed)."""
         self._pause(script.gap)
-        self._status(task, WORKING)
+        if not script.opens_with_text:
+            self._status(task, WORKING)
         for piece in script.pieces:
             self._pause(script.gap)
             if isinstance(piece, Text):

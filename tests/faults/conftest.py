@@ -100,6 +100,8 @@ TIMINGS = {
 RECONCILE_EVERY = 1.5
 PAUSE_TIMEOUT = 20.0
 """How long a prompt waits on ``HITL_CHANNEL``: twice the lease (``FOLLOW_BUDGET + LEASE_MARGIN``)."""
+SCRIPTED_FAILURES = ("chat.startStream", "chat.postMessage", "chat.update")
+"""The Slack methods tests script failures of (lifted after each test)."""
 TURN_WAIT = 90.0
 """How long a test waits for a turn to end: generous, for a loaded machine."""
 
@@ -343,6 +345,8 @@ def faults(session_faults: Faults) -> Iterator[Faults]:
     yield helper
     helper.agent.script.released.set()
     helper.standin.clear_rate_limit("chat.stopStream")
+    for method in SCRIPTED_FAILURES:
+        helper.standin.clear_failures(method)
     for queue in (helper.settings.follow_queue, helper.settings.timers_queue):
         helper.tasks.resume_queue(name=helper.queue_path(queue))
     helper.standin.wait_for(helper.quiet, timeout=TURN_WAIT)
