@@ -346,6 +346,8 @@ class Oracle:
         """
         if self.sim.platform.outcomes.get(message.by, "ok") == "ok":
             return False
+        if any(inv == message.by and data.get("status") == "done" for _, inv, data in writes):
+            return False  # its writer posted it, then ended the turn (and died after that)
         return not any(message.ts in str(data.get("checkpoint") or "") for _, _, data in writes)
 
     def no_output_told(self, turn_id: str) -> bool:
