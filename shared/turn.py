@@ -73,6 +73,7 @@ from shared.core.turn_machine import (
     Notify,
     Phase,
     ReadTask,
+    Resumed,
     Send,
     Started,
     StreamClosed,
@@ -210,8 +211,8 @@ class TurnRun:
         checkpoint = self._stored_checkpoint()
         if checkpoint is not None:
             self._write_turn()  # the fence first: the function that died can write no more
-            self._restore(checkpoint, resumed=True, taken_over=True)
-            self._run(self._resume_actions())
+            self._restore(checkpoint, taken_over=True)
+            self._run(self._handle(Resumed()))
             return
         # One write: the fence, running, and begun (a function that takes over
         # later cannot know whether this one reached the agent).
@@ -236,9 +237,9 @@ class TurnRun:
         if checkpoint is None:
             return
         self._write_turn()  # the fence first: a stalled earlier carrier can write no more
-        self._restore(checkpoint, resumed=timer is None)
+        self._restore(checkpoint)
         if timer is None:
-            self._run(self._resume_actions())
+            self._run(self._handle(Resumed()))
         elif timer.startswith(QUESTION_TIMER):
             self._question_timed_out(timer.removeprefix(QUESTION_TIMER))
         else:
@@ -249,7 +250,7 @@ class TurnRun:
         if question is None or question.status != "answering" or question.turn_id != self.turn.id:
             return
         self._write_turn()  # the fence first
-        self._restore(self._stored_checkpoint(), resumed=False)
+        self._restore(self._stored_checkpoint())
         self._send_answer(question)
 
     # The loop -------------------------------------------------------------------
@@ -753,32 +754,17 @@ class TurnRun:
         stored = Stored(self.turn.checkpoint, self.turn.checkpoint_parts)
         return self.checkpoints.load(self.turn.id, stored)
 
-    def _restore(
-        self, checkpoint: Checkpoint | None, resumed: bool, taken_over: bool = False
-    ) -> None:
+    def _restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
         if checkpoint is None:
             return
         answering = checkpoint.answering
         self.answering = self.questions.get(answering) if answering else None
         state = TurnState.from_dict(checkpoint.machine)
-        self.machine = TurnMachine(
-            resume_state(state) if resumed else state, timings(self.settings, self.binding)
-        )
+        self.machine = TurnMachine(state, timings(self.settings, self.binding))
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
         self.reply.restore(checkpoint.slack, taken_over=taken_over)
         self.last_snapshot = checkpoint.snapshot
         self.session.task_id = state.task_id
-
-    def _resume_actions(self) -> list[Action]:
-        assert self.machine is not None
-        state = self.machine.state
-        if state.phase == Phase.READ:
-            return [ReadTask()]
-        if state.phase == Phase.WAIT:
-            return self._handle(TimerFired(f"wait-{state.attempts}"))
-        # Died while sending, before the agent named a task: unknown outcome.
-        state.phase = Phase.SEND
-        return self._handle(CallFailed(Failure.UNKNOWN))
 
     def _new_reply(self) -> ThreadReply:
         turn = self.turn

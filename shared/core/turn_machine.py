@@ -293,7 +293,21 @@ class TimerFired:
     timer: str
 
 
-Event = Started | StreamEventSeen | StreamClosed | CallFailed | TaskRead | LookedUp | TimerFired
+@dataclass(frozen=True)
+class Resumed:
+    """Another function continues the turn from its checkpoint (a hand-over, or a take-over)."""
+
+
+Event = (
+    Started
+    | StreamEventSeen
+    | StreamClosed
+    | CallFailed
+    | TaskRead
+    | LookedUp
+    | TimerFired
+    | Resumed
+)
 
 
 class TurnMachine:
@@ -333,6 +347,8 @@ class TurnMachine:
                 return self._to(Phase.READ, [ReadTask()])
             case TimerFired(timer=timer):
                 return self._timer(timer, now)
+            case Resumed():
+                return self._resumed(now, jitter)
         raise AssertionError(f"unhandled event {event!r}")
 
     def admits(self, event: StreamEventSeen) -> bool:
@@ -559,6 +575,27 @@ class TurnMachine:
         }
         return self._to(phase, [actions[phase]])
 
+    # Resuming -----------------------------------------------------------------
+
+    def _resumed(self, now: float, jitter: float) -> list[Action]:
+        """Continue in a new function what was under way when the last one stopped.
+
+        The Message that is the whole turn already came: the turn is complete
+        (nothing else of it was to come). A stream of a known task that was
+        open is read again; a wait goes on; a send, a lookup, or a stream that
+        named no task has an unknown outcome.
+        """
+        s = self.state
+        if s.message_reply:
+            return self._finish(TaskState.COMPLETED.value)
+        _stream_gone(s)
+        if s.phase == Phase.READ and s.task_id is not None:
+            return [ReadTask()]
+        if s.phase == Phase.WAIT:
+            return self._timer(self._timer_name(), now)
+        s.phase = Phase.SEND
+        return self._call_failed(CallFailed(Failure.UNKNOWN), now, jitter)
+
     # Helpers ------------------------------------------------------------------
 
     def _wait(self, until: float, then: Phase) -> list[Action]:
@@ -597,6 +634,12 @@ class TurnMachine:
 
 def resume_state(state: TurnState) -> TurnState:
     """The state to continue from in a new function: a stream that was open is gone."""
+    resumed = replace(state)
+    _stream_gone(resumed)
+    return resumed
+
+
+def _stream_gone(state: TurnState) -> None:
+    """A stream that was open is gone (its function stopped): the task is to be read."""
     if state.phase == Phase.FOLLOW:
-        return replace(state, phase=Phase.READ, events_in_stream=0, settling_update=False)
-    return replace(state)
+        state.phase, state.events_in_stream, state.settling_update = Phase.READ, 0, False

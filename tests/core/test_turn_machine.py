@@ -44,6 +44,7 @@ from shared.core.turn_machine import (
     Notify,
     Phase,
     ReadTask,
+    Resumed,
     Send,
     Started,
     StreamClosed,
@@ -1235,6 +1236,59 @@ def test_resume_keeps_any_other_phase(steps: list[Step]) -> None:
     resumed = resume_state(state)
     assert resumed == state
     assert resumed is not state
+
+
+RESUMED = Resumed()
+
+RESUMED_ROWS = [
+    Row(
+        "taken over after the Message that is the whole turn: it is complete (F1)",
+        [start(), at(1, MESSAGE_REPLY), at(600, RESUMED, Finish("completed"))],
+        {**DONE, "task_id": None},
+    ),
+    Row(
+        "taken over while following a task: it is read",
+        [start(), at(1, status(WORKING)), at(600, RESUMED, ReadTask())],
+        {"phase": Phase.READ, "task_id": "t1", "events_in_stream": 0},
+    ),
+    Row(
+        "handed over while following a task: it is read (the checkpoint says READ already)",
+        [*CALL_SITES["GetTask"], at(4, RESUMED, ReadTask())],
+        {"phase": Phase.READ, "task_id": "t1"},
+    ),
+    Row(
+        "taken over during a wait that is over: the wait's call is made",
+        [start(), at(0, fail(Failure.NOT_SENT), wait(0.5, 1)), at(9, RESUMED, Send())],
+        {"phase": Phase.SEND},
+    ),
+    Row(
+        "taken over during a wait that is not over: it waits on",
+        [start(), at(0, fail(Failure.NOT_SENT), wait(0.5, 1)), at(0.2, RESUMED, wait(0.5, 2))],
+        {"phase": Phase.WAIT, "after_wait": Phase.SEND},
+    ),
+    Row(
+        "taken over while sending: the outcome is unknown, sent again after a backoff",
+        [start("0.3"), at(5, RESUMED, wait(5.5, 1))],
+        {"phase": Phase.WAIT, "after_wait": Phase.SEND},
+    ),
+    Row(
+        "taken over on a stream whose events named no task: unknown outcome, not a failed request",
+        [start("0.3"), at(1, StreamEventSeen(None, WORKING)), at(5, RESUMED, wait(5.5, 1))],
+        {"phase": Phase.WAIT, "after_wait": Phase.SEND, "events_in_stream": 0},
+    ),
+    Row(
+        "taken over during a lookup: looked up again after a backoff",
+        [*CALL_SITES["ListTasks"], at(3, RESUMED, wait(4, 2))],
+        {"phase": Phase.WAIT, "after_wait": Phase.LOOKUP},
+    ),
+]
+
+
+@pytest.mark.parametrize("row", RESUMED_ROWS, ids=[row.name for row in RESUMED_ROWS])
+def test_a_turn_resumed_in_another_function(row: Row) -> None:
+    state = run(row)
+    for name, expected in row.end.items():
+        assert getattr(state, name) == expected, name
 
 
 def test_the_machine_reads_each_kind_of_event() -> None:

@@ -22,7 +22,6 @@ WORKERS = int(os.environ.get("KOURIER_SIM_WORKERS", "2"))
 AT_LEAST = int(os.environ.get("KOURIER_SIM_SEEDS", "100"))
 
 KNOWN = {
-    "S0 crash": ("_task_id", "a takeover of a one-Message reply asserts (F1, shell2)"),
     "S3 step once": ("", "a step sent after the last checkpoint shows twice (F3, shell2)"),
     "S3 step running": ("", "F3, with the step still running in the old message"),
     "S3 first result": ("", "F3, the step's card shows a later result"),
