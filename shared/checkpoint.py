@@ -56,6 +56,9 @@ class Checkpoint:
     """The fingerprint of the last full task read (for "sign of life")."""
     answering: str | None = None
     """The key of the question whose answer the turn is sending."""
+    told: str | None = None
+    """The outcome the turn ends with, once the thread is being told it: a function
+    taking over then ends the turn without telling the thread again (at most once)."""
     version: int = VERSION
 
     def to_json(self) -> str:
@@ -66,6 +69,7 @@ class Checkpoint:
             "slack": self.slack,
             "snapshot": self.snapshot,
             "answering": self.answering,
+            "told": self.told,
             "version": self.version,
         }
         return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
@@ -83,6 +87,7 @@ class Checkpoint:
             slack=data["slack"],
             snapshot=data.get("snapshot"),
             answering=data.get("answering"),
+            told=data.get("told"),
         )
 
 

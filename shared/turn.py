@@ -181,6 +181,10 @@ class TurnRun:
         self._last_checkpoint = 0.0
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
+        self._ending: str | None = None
+        """The outcome the turn ends with, once its end is being told."""
+        self._told: str | None = None
+        """That outcome, once a checkpoint says so (see ``_tell``)."""
 
     # Entry points -------------------------------------------------------------
 
@@ -211,8 +215,9 @@ class TurnRun:
         checkpoint = self._stored_checkpoint()
         if checkpoint is not None:
             self._write_turn()  # the fence first: the function that died can write no more
-            self._restore(checkpoint, taken_over=True)
-            self._run(self._handle(Resumed()))
+            if not self._ended_already(checkpoint):
+                self._restore(checkpoint, taken_over=True)
+                self._run(self._handle(Resumed()))
             return
         # One write: the fence, running, and begun (a function that takes over
         # later cannot know whether this one reached the agent).
@@ -237,6 +242,8 @@ class TurnRun:
         if checkpoint is None:
             return
         self._write_turn()  # the fence first: a stalled earlier carrier can write no more
+        if self._ended_already(checkpoint):
+            return
         self._restore(checkpoint)
         if timer is None:
             self._run(self._handle(Resumed()))
@@ -284,6 +291,7 @@ class TurnRun:
                 case LookUp():
                     pending.extend(self._look_up())
                 case Cancel(notice=notice):
+                    self._ending = self._ending or _outcome_in(pending)
                     self._cancel(notice)
                 case WaitUntil(at=at, timer=timer):
                     if at - self.clock.time() <= self.settings.inline_wait_seconds and (
@@ -295,7 +303,8 @@ class TurnRun:
                         self._sleep_until(at, timer)
                         return
                 case Notify(text=text):
-                    self.reply.notice(text)
+                    self._ending = self._ending or _outcome_in(pending)
+                    self._tell(text)
                 case Finish(outcome=outcome):
                     self._finish(outcome)
                     return
@@ -417,7 +426,7 @@ class TurnRun:
         """
         task_id = self._task_id_or_none()
         stopped = task_id is None or self._cancelled(task_id)
-        self.reply.notice(notice.after(stopped))
+        self._tell(notice.after(stopped))
 
     def _cancelled(self, task_id: str) -> bool:
         """Whether the task stopped: cancelled, or read as ended after the cancel failed."""
@@ -470,10 +479,41 @@ class TurnRun:
             outcome = "unusable_pause"
         else:
             notice = final_notice(outcome, bool(self.assembler.answer_text.strip()), self.status)
-            self.reply.notice(notice) if notice else self.reply.finish()
+            self._ending = outcome
+            self._tell(notice) if notice else self.reply.finish()
+        self._end(outcome)
+
+    def _end(self, outcome: str) -> None:
+        """The turn ends with ``outcome`` (told, if it was to be told)."""
         if outcome == "session_gone":
             self._change_session(_forget_context)
         self._finish_turn(outcome)
+
+    def _tell(self, notice: str) -> None:
+        """Post ``notice``; one of the turn's end only once, even if this function dies here.
+
+        Before the first notice of its end, a checkpoint says the turn is
+        being told it ended: a function taking over then ends it without
+        telling the thread again. (Posting and recording cannot be one step:
+        a function dying between the two loses the notice, as the contract
+        accepts for an answer that arrived and was not yet posted, rather
+        than showing it twice.)
+        """
+        if self._ending is not None and self._told is None and self.machine is not None:
+            self.reply.finish()  # all of the answer first, so the taker has nothing to show
+            self._told = self._ending
+            self._checkpoint_now(force=True)
+        self.reply.notice(notice)
+
+    def _ended_already(self, checkpoint: Checkpoint | None) -> bool:
+        """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it."""
+        if checkpoint is None or checkpoint.told is None:
+            return False
+        log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
+        self.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
+        self._told = checkpoint.told
+        self._end(checkpoint.told)
+        return True
 
     def _finish_turn(self, outcome: str) -> None:
         """Record the end of the turn (its notice, if any, is shown); its questions close."""
@@ -509,6 +549,7 @@ class TurnRun:
         interactions = self.binding.interactions
         asks_question = not isinstance(pause, ToolApprovalRequest)
         if asks_question and interactions.questions is None:
+            self._ending = "unusable_pause"
             self._cancel(notices.QUESTIONS_NOT_ALLOWED)
             self._end_question(existing)
             return False
@@ -574,6 +615,7 @@ class TurnRun:
 
     def _refuse_pause(self, reason: str) -> bool:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
+        self._ending = "unusable_pause"
         self._cancel(notices.UNUSABLE_PAUSE)
         return False
 
@@ -616,8 +658,9 @@ class TurnRun:
         if question.status == "answering":
             self._send_answer(question)
             return
+        self._ending = "question_timed_out"
         self._cancel(notices.QUESTION_TIMED_OUT)
-        self._finish_turn("question_timed_out")
+        self._end("question_timed_out")
 
     def _send_answer(self, question: OpenQuestion) -> None:
         """Read the paused task once (its tool parts count as delivered), then send the answer."""
@@ -739,6 +782,7 @@ class TurnRun:
             slack=self.reply.to_state(),
             snapshot=self.last_snapshot,
             answering=self.answering.key if self.answering else None,
+            told=self._told,
         )
         self._stored = self.checkpoints.save(
             self.turn.id, self.session.generation, checkpoint, self._stored
@@ -811,6 +855,11 @@ class TurnRun:
 
     def _task_id_or_none(self) -> str | None:
         return self.machine.state.task_id if self.machine else None
+
+
+def _outcome_in(actions: deque[Action]) -> str | None:
+    """The outcome of the ``Finish`` among ``actions``, if they end the turn."""
+    return next((action.outcome for action in actions if isinstance(action, Finish)), None)
 
 
 def _denied(platform: str, at: datetime) -> Callable[[OpenQuestion], OpenQuestion | None]:

@@ -30,10 +30,6 @@ FINDINGS = [
         "S6 notice twice",
         "C0SIM3-1700000170.985264",
         id="F5-final-notice-twice-after-a-kill",
-        marks=pytest.mark.xfail(
-            reason="the final notice is posted, the carrier dies before the turn is done, "
-            "the taker posts it again (F5, shell2 fixes)",
-        ),
     ),
     pytest.param(
         5,
