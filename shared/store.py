@@ -18,7 +18,7 @@ document write rates stay low (about one per second), which Firestore needs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -79,6 +79,9 @@ class Turn:
     """JSON of the carrying function's checkpoint, when small (see shared.checkpoint)."""
     checkpoint_parts: dict[str, Any] | None = None
     """Where the parts of a larger checkpoint are (see shared.checkpoint)."""
+    shown_steps: dict[str, str] = field(default_factory=dict)
+    """Steps the reply shows, or may show, final: call ID to the message's ts, written
+    before each Slack call that shows one (see ``shared.slack.pacing``)."""
     created_at: datetime | None = None
 
     @property

@@ -34,6 +34,7 @@ from functools import partial
 from typing import Any
 
 import structlog
+from slack_sdk.errors import SlackApiError
 
 from shared.a2a.client import AgentClient
 from shared.a2a.errors import (
@@ -217,7 +218,10 @@ class TurnRun:
             self._write_turn()  # the fence first: the function that died can write no more
             if not self._ended_already(checkpoint):
                 self._restore(checkpoint, taken_over=True)
-                self._run(self._handle(Resumed()))
+                if self.machine is not None and self.machine.state.phase == Phase.DONE:
+                    self._pause_taken_over()  # paused on a question when it stopped
+                else:
+                    self._run(self._handle(Resumed()))
             return
         # One write: the fence, running, and begun (a function that takes over
         # later cannot know whether this one reached the agent).
@@ -499,11 +503,19 @@ class TurnRun:
         accepts for an answer that arrived and was not yet posted, rather
         than showing it twice.)
         """
-        if self._ending is not None and self._told is None and self.machine is not None:
-            self.reply.finish()  # all of the answer first, so the taker has nothing to show
-            self._told = self._ending
+        if self._ending is None or self._told is not None or self.machine is None:
+            self.reply.notice(notice)
+            return
+        self.reply.finish()  # all of the answer first, so the taker has nothing to show
+        self._told = self._ending
+        self._checkpoint_now(force=True)
+        try:
+            self.reply.notice(notice)
+        except SlackApiError:
+            # Slack answered that it did not post it: the function taking over tells it.
+            self._told = None
             self._checkpoint_now(force=True)
-        self.reply.notice(notice)
+            raise
 
     def _ended_already(self, checkpoint: Checkpoint | None) -> bool:
         """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it."""
@@ -613,6 +625,28 @@ class TurnRun:
         self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
         return True
 
+    def _pause_taken_over(self) -> None:
+        """A paused turn taken over: the timer or answer that claimed it died.
+
+        The question's state says what was under way: an answer taken and
+        not yet sent is sent; a question still open has waited out its time
+        (its lease ran out after its timeout); one that ended without its
+        turn ending timed out.
+        """
+        key = self.session.open_question
+        question = self.questions.get(key) if key else None
+        log.info("paused_turn_taken_over", turn=self.turn.id, question=key)
+        if question is not None and question.turn_id == self.turn.id:
+            if question.status == "answering":
+                self._send_answer(question)
+                return
+            if question.status == "open":
+                self._question_timed_out(question.key)
+                return
+        self._ending = "question_timed_out"
+        self._cancel(notices.QUESTION_TIMED_OUT)
+        self._end("question_timed_out")
+
     def _refuse_pause(self, reason: str) -> bool:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
         self._ending = "unusable_pause"
@@ -680,7 +714,8 @@ class TurnRun:
             task_id=task_id,
         )
         self.machine = TurnMachine(state, timings(self.settings, self.binding))
-        self._write_turn(status="running")
+        self._write_turn(status="running", shown_steps={})  # the answer's reply is a new one
+        self.turn.shown_steps = {}
         self.reply.working()
         self._run([Send()])
 
@@ -806,7 +841,9 @@ class TurnRun:
         state = TurnState.from_dict(checkpoint.machine)
         self.machine = TurnMachine(state, timings(self.settings, self.binding))
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
-        self.reply.restore(checkpoint.slack, taken_over=taken_over)
+        self.reply.restore(
+            checkpoint.slack, taken_over=taken_over, shown_steps=self.turn.shown_steps
+        )
         self.last_snapshot = checkpoint.snapshot
         self.session.task_id = state.task_id
 
@@ -820,7 +857,11 @@ class TurnRun:
             turn.team,
             clock=self.clock,
             runtime=self.deps.runtime,
+            keep_shown_steps=self._keep_shown_steps,
         )
+
+    def _keep_shown_steps(self, shown: dict[str, str]) -> None:
+        self._write_turn(shown_steps=shown)
 
     def _new_machine(self) -> TurnMachine:
         # The give-up clock starts when the turn is first carried, not when it

@@ -23,6 +23,16 @@ makes the Slack calls it names and reports what Slack took.
   again, running, in the new one (``carry``). When Slack refuses a message
   as too long, messages are kept shorter from then on (``shrink``).
 
+- *Steps shown once.* Before a call shows a step in its final state, the
+  reply records where (``shown_final``, kept durably by the caller before
+  the call): a function that dies after the call and before its next
+  checkpoint leaves a step the function taking over cannot see. That one
+  then shows such a step only in the same message (where Slack updates the
+  card in place), never in another, and does not carry it over to a new
+  message still running. A step is thus shown at most once, even when the
+  function died between recording and calling (the step's card is then
+  missing, as the contract accepts for an answer lost the same way).
+
 The pacer's state is plain JSON (``to_state``/``from_state``) and is part of
 the turn's checkpoint, so a function taking the turn over continues the same
 queue.
@@ -47,6 +57,10 @@ MIN_MESSAGE_CHARS = 200
 MAX_CHUNKS_PER_CALL = 40
 CONTINUED = "continued in the next message"
 """A running step's output in the message a rollover stopped."""
+CONTINUED_BELOW = "continued below"
+"""A running step's output in the stream stopped when the reply fell back to posted messages."""
+NEW_MESSAGE = ""
+"""Where ``shown_final`` puts a step shown in a message whose ts Slack has not answered yet."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,11 @@ class OpenStream(Protocol):
     @property
     def text(self) -> str:
         """The text it shows (seams included)."""
+        ...
+
+    @property
+    def ts(self) -> str:
+        """Its ts."""
         ...
 
 
@@ -144,6 +163,8 @@ class StreamPacer:
         """How much text a message may hold (less once Slack refused one as too long)."""
         self.last_sent = 0.0
         """When Slack last took a batch (not kept in checkpoints: a new function sends at once)."""
+        self.shown_final: dict[str, str] = {}
+        """Steps Slack shows, or may show, in their final state: call ID to the message's ts."""
 
     # Filling the queue ----------------------------------------------------------
 
@@ -159,6 +180,11 @@ class StreamPacer:
     def add_step(self, chunk: Chunk) -> None:
         """Queue a step's ``task_update``."""
         self.queue.append(chunk)
+
+    def taken_over(self, shown_final: Mapping[str, str]) -> None:
+        """A function that died may have shown these steps final: never show them elsewhere."""
+        self.shown_final.update(shown_final)
+        self.carry = [chunk for chunk in self.carry if not self._shown_elsewhere(chunk, None)]
 
     def take_back_text(self) -> None:
         """Drop the queued text (no text went out yet, and the answer changed)."""
@@ -182,6 +208,7 @@ class StreamPacer:
 
     def next_call(self, stream: OpenStream | None, now: float) -> StreamCall | None:
         """The call that sends the queue on; None when nothing is queued."""
+        self.queue = [c for c in self.queue if not self._shown_elsewhere(c, stream)]
         if not self.queue:
             return None
         if stream is not None and (
@@ -214,6 +241,35 @@ class StreamPacer:
                 break
         return batch, size
 
+    def _shown_elsewhere(self, chunk: Chunk, stream: OpenStream | None) -> bool:
+        """Whether ``chunk`` is a step another message may show final already."""
+        where = (
+            self.shown_final.get(chunk.get("id", "")) if chunk["type"] == "task_update" else None
+        )
+        return where is not None and (stream is None or where != stream.ts)
+
+    def showing_final(self, chunks: list[Chunk], ts: str) -> dict[str, str] | None:
+        """Before a call shows ``chunks`` in message ``ts``: the steps it shows final anew.
+
+        Returns every step shown final so far (to keep durably before the
+        call), or None when the call shows no step final for the first time.
+        """
+        new = {
+            chunk["id"]: ts
+            for chunk in chunks
+            if _is_final(chunk) and self.shown_final.get(chunk["id"]) != ts
+        }
+        if not new:
+            return None
+        self.shown_final.update(new)
+        return dict(self.shown_final)
+
+    def started(self, ts: str) -> None:
+        """Slack answered the new message's ts: its steps are shown there."""
+        for call_id, where in self.shown_final.items():
+            if where == NEW_MESSAGE:
+                self.shown_final[call_id] = ts
+
     # What Slack took --------------------------------------------------------------
 
     def sent(self, call: Start | Append, now: float) -> None:
@@ -245,27 +301,40 @@ class StreamPacer:
             else:
                 self.running.pop(chunk["id"], None)
 
-    def roll_over(self, stream_text: str) -> Stop:
-        """The open stream, showing ``stream_text``, ends here; the next message carries on.
+    def roll_over(self, stream: OpenStream) -> Stop:
+        """The open ``stream`` ends here; the next message carries on.
 
         Returns what stops it (unless Slack already cut it): the open code
         block closed, and each running step closed as continued. The next
         message starts with those steps running and the code block opened again.
         """
-        closing, opening = seam(stream_text)
-        running = list(self.running.values())
-        stop = self.stop(closing, CONTINUED)
+        closing, opening = seam(stream.text)
+        running = [chunk for chunk in self.running.values() if chunk["id"] not in self.shown_final]
+        stop = self.stop(stream.ts, closing, CONTINUED)
         self.carry = running + ([text_chunk(opening)] if opening else [])
         return stop
 
-    def stop(self, closing: str = "", output: str | None = None) -> Stop:
-        """The open stream stops: each step it shows running is closed (with ``output``)."""
+    def stop(self, ts: str, closing: str = "", output: str | None = None) -> Stop:
+        """The open stream, message ``ts``, stops: each step it shows running is closed.
+
+        Closed with ``output``; but a step a function that died may have shown
+        final in it is not closed again: its final state, if queued, goes in
+        the stop, and otherwise it is left as that function left it.
+        """
+        finals = [
+            chunk
+            for chunk in self.queue
+            if chunk["type"] == "task_update" and self.shown_final.get(chunk["id"]) == ts
+        ]
+        if finals:
+            self.queue = [chunk for chunk in self.queue if all(chunk is not f for f in finals)]
         closed = [
             {**chunk, "status": "complete", **({"output": output} if output else {})}
             for chunk in self.running.values()
+            if self.shown_final.get(chunk["id"]) != ts
         ]
         self.running = {}
-        return Stop(closing, closed)
+        return Stop(closing, finals + closed)
 
     def carries_steps(self) -> bool:
         """Whether the next message would show steps a rollover continued (to close them)."""
@@ -287,6 +356,7 @@ class StreamPacer:
             "carry": list(self.carry),
             "running": dict(self.running),
             "room": self.room,
+            "shown_final": dict(self.shown_final),
         }
 
     @classmethod
@@ -297,7 +367,17 @@ class StreamPacer:
         pacer.carry = list(state["carry"])
         pacer.running = dict(state["running"])
         pacer.room = state["room"]
+        pacer.shown_final = dict(state.get("shown_final") or {})
         return pacer
+
+
+def _is_final(chunk: Chunk) -> bool:
+    """A step's ``task_update`` in its final state (not closed to continue elsewhere)."""
+    return (
+        chunk["type"] == "task_update"
+        and chunk["status"] in ("complete", "error")
+        and chunk.get("output") not in (CONTINUED, CONTINUED_BELOW)
+    )
 
 
 def text_chunk(text: str) -> Chunk:

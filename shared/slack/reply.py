@@ -42,6 +42,7 @@ step shown again changes nothing).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +62,8 @@ from shared.slack.markdown import (
     to_slack_markdown,
 )
 from shared.slack.pacing import (
+    CONTINUED_BELOW,
+    NEW_MESSAGE,
     SEAM_ROOM,
     Append,
     Chunk,
@@ -76,7 +79,6 @@ from shared.slack.prompts import notice_message
 log = structlog.get_logger()
 
 WORKING_STATUS = "is working…"
-CONTINUED_BELOW = "continued below"
 EMPTIED = "…"
 """What a streamed message shows once a take-back left it no text."""
 MAX_CARDS_PER_MESSAGE = 24
@@ -128,6 +130,7 @@ class ThreadReply:
         clock: Clock,
         runtime: Runtime,
         limits: ReplyLimits = DEFAULT_LIMITS,
+        keep_shown_steps: Callable[[dict[str, str]], None] | None = None,
     ) -> None:
         """Start an empty reply.
 
@@ -142,6 +145,9 @@ class ThreadReply:
             clock: What time it is (intervals, stream ages, waits).
             runtime: Makes the lock and the timer that sends what waits.
             limits: When to roll over and how often to call Slack.
+            keep_shown_steps: Keeps, durably, which steps the reply shows
+                final and where (``StreamPacer.shown_final``); called before
+                each Slack call that shows a step final for the first time.
         """
         self._client = client
         self._clock = clock
@@ -156,6 +162,7 @@ class ThreadReply:
             if value
         }
         self._limits = limits
+        self._keep_shown_steps = keep_shown_steps
         self._lock = runtime.lock()
         self._timer = runtime.timer(self._lock, self._on_timer)
         self._failure: Exception | None = None
@@ -259,7 +266,7 @@ class ThreadReply:
                     self._start_stream(Start(self._pacer.carry, [], 0))
                 stream = self._stream()
                 if stream is not None:
-                    self._stop(stream, self._pacer.stop())
+                    self._stop(stream, self._pacer.stop(stream.ts))
             for step in self._steps.values():
                 if step["status"] == "in_progress":
                     step["status"] = "complete"
@@ -305,7 +312,12 @@ class ThreadReply:
         with self._lock:
             return [message.ts for message in self._messages if message.ts]
 
-    def restore(self, state: dict[str, Any], taken_over: bool = False) -> None:
+    def restore(
+        self,
+        state: dict[str, Any],
+        taken_over: bool = False,
+        shown_steps: Mapping[str, str] | None = None,
+    ) -> None:
         """Continue a reply that another function began (and do what is due by now).
 
         Args:
@@ -314,11 +326,14 @@ class ThreadReply:
                 stream may show text that ``state`` does not hold. The text is
                 sent again, and the stream's message is written whole once it
                 stops, so that it shows each part once.
+            shown_steps: What ``keep_shown_steps`` kept last: steps a function
+                that died may have shown final after it saved ``state``.
         """
         with self._lock:
             self._answer = state["answer"]
             self._markdown = MarkdownStream.from_state(state["markdown"])
             self._pacer = StreamPacer.from_state(state, self._limits)
+            self._pacer.taken_over(shown_steps or {})
             self._messages = [
                 _Message(**{**message, "cards": [tuple(card) for card in message["cards"]]})
                 for message in state["messages"]
@@ -417,6 +432,7 @@ class ThreadReply:
                 self._append_stream(stream, call)
 
     def _start_stream(self, call: Start) -> None:
+        before = self._showing(call.chunks, NEW_MESSAGE)
         try:
             answer = self._client.chat_startStream(
                 channel=self._channel,
@@ -425,6 +441,7 @@ class ThreadReply:
                 **self._recipient,
             )
         except SlackApiError as error:
+            self._pacer.shown_final = before
             code = error.response.get("error")
             if code == "msg_too_long":
                 self._shrink_room(call.size // 2, error)
@@ -445,12 +462,15 @@ class ThreadReply:
             )
         )
         self._status_at = None
+        self._pacer.started(self._messages[-1].ts)
         self._pacer.sent(call, self._clock.time())
 
     def _append_stream(self, stream: _Message, call: Append) -> None:
+        before = self._showing(call.batch, stream.ts)
         try:
             self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=call.batch)
         except SlackApiError as error:
+            self._pacer.shown_final = before
             code = error.response.get("error")
             if code == "message_not_in_streaming_state":
                 self._roll_over(stream, already_cut=True)
@@ -464,6 +484,14 @@ class ThreadReply:
         stream.content += call.size
         self._pacer.sent(call, self._clock.time())
 
+    def _showing(self, chunks: list[Chunk], ts: str) -> dict[str, str]:
+        """Before a call: keep where it shows steps final. Returns the record before it."""
+        before = dict(self._pacer.shown_final)
+        shown = self._pacer.showing_final(chunks, ts)
+        if shown is not None and self._keep_shown_steps is not None:
+            self._keep_shown_steps(shown)
+        return before
+
     def _shrink_room(self, room: int, error: SlackApiError) -> None:
         """Slack refused a message this long: keep messages shorter from now on."""
         if not self._pacer.shrink(room):
@@ -471,7 +499,7 @@ class ThreadReply:
 
     def _roll_over(self, stream: _Message, already_cut: bool = False) -> None:
         """Stop ``stream`` (unless Slack already cut it) and carry on in a new message."""
-        stop = self._pacer.roll_over(stream.text)
+        stop = self._pacer.roll_over(stream)
         if already_cut:
             stream.streaming = False
             self._rewrite(stream)
@@ -480,6 +508,7 @@ class ThreadReply:
 
     def _stop(self, stream: _Message, stop: Stop) -> None:
         """Stop a stream with what the pacer closes in it (Slack would show a pending step failed)."""
+        self._showing(stop.steps, stream.ts)
         try:
             if self._call_stop(stream, stop.chunks):
                 stream.text += stop.closing
@@ -516,7 +545,7 @@ class ThreadReply:
         moved = self._pacer.abandon()
         stream = self._stream()
         if stream is not None:
-            self._stop(stream, self._pacer.stop(output=CONTINUED_BELOW))
+            self._stop(stream, self._pacer.stop(stream.ts, output=CONTINUED_BELOW))
         for key in self._steps:
             if key in moved:
                 self._show_card(key)

@@ -14,6 +14,7 @@ import pytest
 
 from shared.slack.pacing import (
     CONTINUED,
+    NEW_MESSAGE,
     Append,
     Chunk,
     ReplyLimits,
@@ -32,6 +33,7 @@ class Stream:
 
     started_at: float
     text: str
+    ts: str = "1.0"
 
 
 def step(call_id: str, status: str = "in_progress") -> Chunk:
@@ -121,7 +123,7 @@ def test_a_rollover_closes_the_code_block_and_running_steps_and_the_next_message
     pacer.sent(start, now=0.0)
     assert set(pacer.running) == {"c1"}
 
-    stop = pacer.roll_over("```python\nprint(1)\n")
+    stop = pacer.roll_over(Stream(0.0, "```python\nprint(1)\n"))
     assert stop.closing == "```"
     assert stop.steps == [{**step("c1"), "status": "complete", "output": CONTINUED}]
     assert pacer.running == {}
@@ -141,13 +143,13 @@ def test_a_rollover_with_nothing_queued_still_carries_the_running_steps_to_close
     start = pacer.next_call(None, now=0.0)
     assert isinstance(start, Start)
     pacer.sent(start, now=0.0)
-    pacer.roll_over("")
+    pacer.roll_over(Stream(0.0, ""))
     assert pacer.carries_steps()
     assert pacer.next_call(None, now=250.0) is None  # nothing to send ...
     closing = Start(pacer.carry, [], 0)  # ... but the end of the reply shows and closes them
     pacer.sent(closing, now=250.0)
     assert not pacer.carries_steps() and set(pacer.running) == {"c1"}
-    assert pacer.stop().steps == [{**step("c1"), "status": "complete"}]
+    assert pacer.stop("2.0").steps == [{**step("c1"), "status": "complete"}]
 
 
 def test_a_message_slack_refused_as_too_long_keeps_the_next_ones_shorter() -> None:
@@ -184,10 +186,60 @@ def test_the_state_round_trips_through_a_checkpoint_and_decides_the_same() -> No
     assert isinstance(start, Start)
     pacer.sent(start, now=0.0)
     pacer.shrink(700)
-    pacer.roll_over("```\ncode\n")
+    pacer.roll_over(Stream(0.0, "```\ncode\n"))
     pacer.add_text("more")
     back = StreamPacer.from_state(pacer.to_state(), LIMITS)
     assert back.to_state() == pacer.to_state()
     assert back.next_call(None, now=9.0) == pacer.next_call(None, now=9.0)
     # When Slack last took a batch is not kept: the function taking over sends at once.
     assert back.send_at() == LIMITS.stream_interval
+
+
+# Steps shown once, across a take-over ------------------------------------------------
+
+
+def final(call_id: str) -> Chunk:
+    return step(call_id, "complete")
+
+
+def test_a_call_that_shows_a_step_final_says_so_before_it_is_made() -> None:
+    pacer = StreamPacer(LIMITS)
+    assert pacer.showing_final([step("c1")], "1.0") is None  # running: nothing to keep
+    assert pacer.showing_final([final("c1")], NEW_MESSAGE) == {"c1": NEW_MESSAGE}
+    assert pacer.showing_final([final("c1")], NEW_MESSAGE) is None  # kept already
+    pacer.started("2.0")  # Slack answered the new message's ts
+    assert pacer.shown_final == {"c1": "2.0"}
+    closed = {**step("c2"), "status": "complete", "output": CONTINUED}
+    assert pacer.showing_final([closed], "2.0") is None  # closed to continue: not final
+
+
+def test_after_a_take_over_a_step_shown_final_goes_only_to_the_message_that_may_show_it() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.taken_over({"c1": "1.0"})
+    pacer.add_step(final("c1"))
+    pacer.add_text("more")
+    young = Stream(0.0, "text", ts="1.0")
+    call = pacer.next_call(young, now=10.0)
+    assert call == Append([final("c1"), text_chunk("more")], 4)  # the same card, updated
+
+    pacer = StreamPacer(LIMITS)
+    pacer.taken_over({"c1": "1.0"})
+    pacer.add_step(final("c1"))
+    pacer.add_text("more")
+    assert pacer.next_call(None, now=10.0) == Start(
+        [text_chunk("more")], [text_chunk("more")], 4
+    )  # never in another message
+
+
+def test_a_rollover_after_a_take_over_leaves_a_step_shown_final_where_it_is() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.running = {"c1": step("c1"), "c2": step("c2"), "c3": step("c3")}
+    pacer.taken_over({"c1": "1.0", "c2": "1.0"})
+    pacer.add_step(final("c2"))  # its result, read again by the function taking over
+    stop = pacer.roll_over(Stream(0.0, "text", ts="1.0"))
+    assert stop.steps == [
+        final("c2"),  # its final state, to the message that may show it already
+        {**step("c3"), "status": "complete", "output": CONTINUED},
+    ]  # c1 is left as the function that died left it
+    assert pacer.carry == [step("c3")]
+    assert pacer.queue == []

@@ -2,10 +2,8 @@
 
 A seed reproduces a history for the code it was found on: once the code
 changes, the same seed may take another path. Each test therefore names the
-rule and the turn, and passes when that turn keeps the rule. They are
-expected failures until their fault is fixed (non-strict: a change elsewhere
-that reroutes the history must not turn the build red; an XPASS says the seed
-is stale and is to be replaced by one found on the new code).
+rule and the turn, and passes when that turn keeps the rule. Each failed on
+main at b786bbf, before its fix, and passes since.
 """
 
 from __future__ import annotations
@@ -36,21 +34,12 @@ FINDINGS = [
         "S3 step once",
         "C0SIM2-1700000186.028714",
         id="F3-step-twice-after-a-takeover",
-        marks=pytest.mark.xfail(
-            reason="a step appended after the last checkpoint shows again in the taker's "
-            "message (F3, shell2 fixes)",
-        ),
     ),
     pytest.param(
         165,
         "S1 lost",
         "C0SIM2-1700000238.712994",
         id="S1-answer-never-sent-after-its-sender-died",
-        marks=pytest.mark.xfail(
-            reason="a reply taken as the answer to an open question: its stream_follow dies "
-            "after its claim, the retry finds the session moved on, and the taker asks the "
-            "question again without sending the answer (S1, shell2 fixes)",
-        ),
     ),
     pytest.param(
         60,
