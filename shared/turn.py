@@ -508,7 +508,7 @@ class TurnRun:
             return
         self.reply.finish()  # all of the answer first, so the taker has nothing to show
         self._told = self._ending
-        self._checkpoint_now(force=True)
+        self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
         try:
             self.reply.notice(notice)
         except SlackApiError:
@@ -799,7 +799,7 @@ class TurnRun:
 
     # Checkpoints ----------------------------------------------------------------
 
-    def _checkpoint_now(self, force: bool) -> None:
+    def _checkpoint_now(self, force: bool, renew: bool = True) -> None:
         posted = self.reply.posted
         if posted != self._checkpointed_posts:
             force = True  # a function taking over must continue this message, not post another
@@ -823,6 +823,8 @@ class TurnRun:
             self.turn.id, self.session.generation, checkpoint, self._stored
         )
         self._write_turn(**self._stored.fields())
+        if not renew:
+            return
         since = self.clock.monotonic()
         self.store.renew_lease(
             self.session.id, self.turn.id, self.session.generation, self.settings.lease

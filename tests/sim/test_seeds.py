@@ -22,12 +22,40 @@ WORKERS = int(os.environ.get("KOURIER_SIM_WORKERS", "2"))
 AT_LEAST = int(os.environ.get("KOURIER_SIM_SEEDS", "100"))
 
 KNOWN = {
-    "S3 step once": ("", "a step sent after the last checkpoint shows twice (F3, shell2)"),
+    "S3 step once": (
+        "",
+        (
+            "a step shown final, then its function killed: rarer since shell2's "
+            "shown_steps (F3), still seen when a rollover and a take-over meet"
+        ),
+    ),
     "S3 step running": ("", "F3, with the step still running in the old message"),
     "S3 first result": ("", "F3, the step's card shows a later result"),
-    "S6 notice twice": ("", "a final notice posted, the carrier dies before done (F5, shell2)"),
-    "S1 lost": ("", "seed 165: an answer is never sent when its sender dies (S1, shell2)"),
-    "L hygiene": ("question ", "seeds 60, 153: a question left open or answering (shell2)"),
+    "S6 notice twice": (
+        "",
+        (
+            "a notice in the middle of a turn (busy) told again after a take-over "
+            "(the final notice is told at most once since shell2's F5 fix)"
+        ),
+    ),
+    "S6 no output untold": (
+        "",
+        (
+            "the final notice is told at most once (F5): a function killed "
+            "between its 'told' checkpoint and the post loses it"
+        ),
+    ),
+    "S1 lost": (
+        "",
+        (
+            "seed 165's S1 is fixed (a paused turn taken over sends its answer); "
+            "kept for other paths not yet explained (shell2)"
+        ),
+    ),
+    "L hygiene": (
+        "question ",
+        "seeds 60, 153 fixed by shell2's S1; kept for paths not yet explained (shell2)",
+    ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
 }
 """Rules today's code is known to break: code -> (what the detail must contain, why)."""
