@@ -25,10 +25,13 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from google.cloud import firestore
+
+from bench.report import Figure, percentile, table
 
 from local.emulators import EmulatorEnv, EmulatorPorts, exported
 from local.replay_agent import REPLAY_CHANNELS, Recording, ReplayAgent, running_replay_stack
@@ -120,7 +123,7 @@ def run_turn(
 
     def done() -> bool:
         query = turns.where(filter=firestore.FieldFilter("ts", "==", posted.ts)).get()
-        return bool(query) and query[0].to_dict().get("status") == "done"
+        return bool(query) and (query[0].to_dict() or {}).get("status") == "done"
 
     standin.wait_for(done, timeout=600, interval=0.5)
     replies = {message.ts for message in standin.thread(channel, posted.ts) if message.is_bot}
@@ -132,6 +135,86 @@ def run_turn(
     return Counter(call.method for call in calls), delays(
         agent, shown_at(calls, replies, posted.ts)
     )
+
+
+def figures(
+    turns: int = 3,
+    chunks: int = 600,
+    chunk_chars: int = 60,
+    interval: float = 0.02,
+    tools: int = 3,
+    port_base: int = 26200,
+    say: Callable[[str], None] = print,
+) -> list[Figure]:
+    """Start the stack, run the turns one after another, stop everything; the figures."""
+    base = port_base
+    ports = StackPorts(
+        chat_ingress=base,
+        turn_send=base + 1,
+        stream_follow=base + 2,
+        reconcile=base + 3,
+        timeout=base + 4,
+        slack=base + 10,
+        agent=base + 20,
+        emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
+    )
+    recording = long_answer(chunks, chunk_chars, tools)
+    answer_chars = sum(len(part.get("text", "")) for part in _text_parts(recording))
+    all_delays: list[float] = []
+    first_delays: list[float] = []
+    calls_per_turn: list[int] = []
+    with tempfile.TemporaryDirectory() as state_dir:
+        say(f"starting the local stack on ports {base}..{base + 90} (logs in {state_dir}/logs)")
+        with running_replay_stack(ports, Path(state_dir), interval) as (_, agent):
+            with exported(EmulatorEnv(ports.emulators)):
+                turn_docs = firestore.Client(
+                    project=EmulatorEnv(ports.emulators).project
+                ).collection(TURNS)
+            with SlackStandin(f"http://127.0.0.1:{ports.slack}") as standin:
+                say(
+                    f"each turn: {chunks} chunks, {answer_chars} characters, {tools} tool calls, "
+                    f"one chunk every {interval * 1000:.0f} ms"
+                )
+                for turn in range(1, turns + 1):
+                    started = time.monotonic()
+                    calls, turn_delays = run_turn(agent, standin, turn_docs, recording)
+                    all_delays += turn_delays
+                    first_delays += turn_delays[:1]
+                    calls_per_turn.append(sum(calls.values()))
+                    by_method = ", ".join(
+                        f"{method} {count}" for method, count in sorted(calls.items())
+                    )
+                    say(
+                        f"turn {turn}: {sum(calls.values())} Slack calls ({by_method}) in "
+                        f"{time.monotonic() - started:.1f} s; {_spread(turn_delays)}"
+                    )
+    say(f"all turns, delay from chunk to Slack: {_spread(all_delays)}")
+    name = "slack replies"
+    first_p50, first_p99 = percentile(first_delays, 0.5), percentile(first_delays, 0.99)
+    return [
+        Figure(
+            name,
+            f"agent's first text -> held by Slack, p50 / p99 (n={len(first_delays)})",
+            f"{first_p50 * 1000:.0f} / {first_p99 * 1000:.0f} ms",
+            "<= 150 / 400 ms",
+            "0 ms: the agent's own stream",
+            first_p50 <= 0.150 and first_p99 <= 0.400,
+        ),
+        Figure(
+            name,
+            f"every chunk -> held by Slack, p50 / p95 (n={len(all_delays)})",
+            f"{percentile(all_delays, 0.5) * 1000:.0f} / {percentile(all_delays, 0.95) * 1000:.0f} ms",
+            "",
+            f"one chunk every {interval * 1000:.0f} ms from the agent",
+        ),
+        Figure(
+            name,
+            f"Slack calls per turn ({answer_chars} characters, {tools} tool calls)",
+            f"{statistics.mean(calls_per_turn):.0f}",
+            "",
+            f"{chunks + 2 * tools} chunks from the agent",
+        ),
+    ]
 
 
 def main() -> None:
@@ -146,44 +229,15 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=3)
     parser.add_argument("--port-base", type=int, default=26200)
     options = parser.parse_args()
-    base = options.port_base
-    ports = StackPorts(
-        chat_ingress=base,
-        turn_send=base + 1,
-        stream_follow=base + 2,
-        reconcile=base + 3,
-        timeout=base + 4,
-        slack=base + 10,
-        agent=base + 20,
-        emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
+    found = figures(
+        options.turns,
+        options.chunks,
+        options.chunk_chars,
+        options.interval,
+        options.tools,
+        options.port_base,
     )
-    recording = long_answer(options.chunks, options.chunk_chars, options.tools)
-    with tempfile.TemporaryDirectory() as state_dir:
-        print(f"starting the local stack on ports {base}..{base + 90} (logs in {state_dir}/logs)")
-        with running_replay_stack(ports, Path(state_dir), options.interval) as (stack, agent):
-            with exported(EmulatorEnv(ports.emulators)):
-                turns = firestore.Client(project=EmulatorEnv(ports.emulators).project).collection(
-                    TURNS
-                )
-            with SlackStandin(f"http://127.0.0.1:{ports.slack}") as standin:
-                answer_chars = sum(len(part.get("text", "")) for part in _text_parts(recording))
-                print(
-                    f"each turn: {options.chunks} chunks, {answer_chars} characters, {options.tools} tool calls, "
-                    f"one chunk every {options.interval * 1000:.0f} ms"
-                )
-                all_delays: list[float] = []
-                for turn in range(1, options.turns + 1):
-                    started = time.monotonic()
-                    calls, turn_delays = run_turn(agent, standin, turns, recording)
-                    all_delays += turn_delays
-                    by_method = ", ".join(
-                        f"{method} {count}" for method, count in sorted(calls.items())
-                    )
-                    print(
-                        f"turn {turn}: {sum(calls.values())} Slack calls ({by_method}) in "
-                        f"{time.monotonic() - started:.1f} s; {_spread(turn_delays)}"
-                    )
-                print(f"all turns, delay from chunk to Slack: {_spread(all_delays)}")
+    print(table(found))
 
 
 def _text_parts(recording: Recording) -> list[dict[str, Any]]:

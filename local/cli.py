@@ -23,6 +23,7 @@ commands, and what each needs running:
   test                  nothing: the tests start what they need on ports of their own
   lint                  nothing: ruff and mypy on shared/, functions/ and local/
   sim                   nothing: the simulator runs everything in one process
+  bench [NAME...]       nothing: each benchmark starts and stops its own stack
 """
 
 
@@ -45,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     agent_commands = agent.add_subparsers(dest="agent_command", required=True)
     agent_commands.add_parser("check", help="check an agent backend against the contract")
     commands.add_parser("sim", help="run the deterministic simulator (--seeds N, --seed S)")
+    commands.add_parser(
+        "bench", help="run the benchmarks on the local stack and print one table (names to pick)"
+    )
     say = commands.add_parser(
         "say",
         help="talk to the local stack as a Slack user, or answer its prompt (needs ./kourier up)",
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     alert.add_argument("--resolved", action="store_true", help="send the alert group resolved")
     alert.add_argument("--file", default=None, help="send this notification (JSON) instead")
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command not in ("test", "sim"):
+    if extra and args.command not in ("test", "sim", "bench"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
 
     if args.command == "up":
@@ -97,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return sim_main(extra)
     if args.command == "lint":
         return _lint()
+    if args.command == "bench":
+        from bench.suite import main as bench_main
+
+        return bench_main(extra)
     if args.command == "say":
         from local import say as saying
 
