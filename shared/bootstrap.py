@@ -19,6 +19,7 @@ from functools import cache, cached_property
 import httpx
 from google.cloud import firestore
 from google.cloud.pubsub_v1 import PublisherClient
+from google.cloud.pubsub_v1.types import BatchSettings
 
 from shared.a2a.discovery import CardCache
 from shared.config import KourierConfig, load_config
@@ -75,7 +76,11 @@ def deps() -> Deps:
         documents=FirestoreDocuments(
             firestore.Client(project=settings.project, database=settings.firestore_database)
         ),
-        turns=PubSubTurnQueue(settings, PublisherClient()),
+        # Each publish is sent at once: the client's default batching holds a message up to
+        # 10 ms for others, and every publish here is awaited before the function answers.
+        turns=PubSubTurnQueue(
+            settings, PublisherClient(batch_settings=BatchSettings(max_messages=1))
+        ),
         tasks=CloudTasksQueue(settings, make_tasks_client(settings)),
         chat=web_client(settings.slack_api_url, settings.slack_bot_token.get_secret_value()),
         http=httpx.Client(follow_redirects=False),

@@ -1,12 +1,15 @@
 """chat_ingress: Slack's Events API and Interactivity, acknowledged at once.
 
 Nothing here talks to an agent. A callback is verified before it is parsed
-(a rejected one changes nothing), a person's message is stored as a turn and
-handed to ``turn_send`` through Pub/Sub, and Slack gets its 200 well inside
-its 3-second limit. A Slack retry, or the ``message`` twin of an
-``app_mention``, finds the turn already stored and adds nothing. If the
-hand-off fails, the event is not remembered and Slack's retry hands it off
-again.
+(a rejected one changes nothing), and a person's message becomes a turn with
+the least work that keeps the promise: one Firestore commit that stores the
+turn and marks the event handled together, then the publish that hands it
+to ``turn_send``, both done before Slack gets its 200 (no Slack call, and
+no read for a message that starts a thread). The ``message`` twin of an
+``app_mention`` finds the turn stored and adds nothing. If the hand-off
+fails, Slack retries the event, and the retry finds its turn still
+``received`` and hands it off again. An event that changes nothing is not
+remembered: its retry changes nothing either.
 
 Interactivity (a click on a prompt, a modal submitted) goes to
 ``shared.questions``, which answers at once; a reply in a thread whose
@@ -66,23 +69,21 @@ def handle_event(deps: Deps, body: bytes, headers: Mapping[str, str]) -> Reply:
     event_id = envelope.get("event_id")
     if envelope.get("type") != "event_callback" or not isinstance(event_id, str):
         return Reply(200)
-    store = deps.store
-    if store.event_seen(event_id):
-        return Reply(200)
     message = read_message(envelope, deps.bot_user_id)
     if message is not None:
-        _take_message(deps, message)
-    store.remember_event(event_id)
+        _take_message(deps, event_id, message)
     return Reply(200)
 
 
-def _take_message(deps: Deps, message: ChatMessage) -> None:
+def _take_message(deps: Deps, event_id: str, message: ChatMessage) -> None:
+    """What a person's message does. The common case, a turn, is one commit and one publish."""
     store = deps.store
     binding = deps.config.binding_for_channel(message.channel)
     if binding is None:
         return
     session_id = session_id_for(binding.name, message)
-    session = store.session(session_id)
+    starts_thread = message.thread_ts == message.ts
+    session = None if starts_thread else store.session(session_id)
     if not message.mentions_bot and session is None and not _joined(store, session_id, message):
         return  # a thread Kourier is not part of
     limits = _limits(deps)
@@ -90,8 +91,10 @@ def _take_message(deps: Deps, message: ChatMessage) -> None:
     if refusal is not None:
         _refuse(deps, _turn_of(message, session_id, binding.name), refusal)
         return
-    if session is not None and session.open_question and message.thread_ts != message.ts:
+    if session is not None and session.open_question:
         # The next reply in the thread answers the question the agent waits on.
+        if store.event_seen(event_id):
+            return
         answered = questions.answer_by_reply(
             deps,
             session.open_question,
@@ -100,6 +103,7 @@ def _take_message(deps: Deps, message: ChatMessage) -> None:
             message.message_key,
         )
         if answered:
+            store.remember_event(event_id)
             return
     if session is not None:
         # Only a thread that has a session can make a turn wait. The message's
@@ -110,15 +114,14 @@ def _take_message(deps: Deps, message: ChatMessage) -> None:
         if refusal is not None:
             _refuse(deps, _turn_of(message, session_id, binding.name), refusal)
             return
-    turn = store.record_turn(_turn_of(message, session_id, binding.name))
-    if turn.status == "received":
+    turn = _turn_of(message, session_id, binding.name)
+    if store.record_event_turn(event_id, turn):
         hand_off(deps, turn)
 
 
 def hand_off(deps: Deps, turn: Turn) -> None:
     """Hand a stored turn to ``turn_send`` (the reconcile sweep hands off one this misses)."""
     deps.turns.publish_turn(turn.session_id, turn.id)
-    deps.store.mark_handed_off(turn.id)
 
 
 def _turn_of(message: ChatMessage, session_id: str, binding: str) -> Turn:

@@ -27,7 +27,7 @@ import structlog
 from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable, Superseded
-from shared.ports import Clock, Documents
+from shared.ports import Clock, Create, Documents
 
 log = structlog.get_logger()
 
@@ -36,10 +36,14 @@ TURNS = "kourier_turns"
 EVENTS = "kourier_events"
 USERS = "kourier_users"
 
+EVENTS_KEPT = timedelta(hours=1)
+"""A handled Slack event ID is kept this long (Slack retries within minutes)."""
 DONE_TURNS_KEPT = timedelta(days=30)
 """A finished turn is kept this long (Firestore's TTL deletes it after)."""
 
 TurnStatus = Literal["received", "waiting", "running", "paused", "done"]
+"""``received``: stored and handed off to ``turn_send`` (or being); ``waiting`` is the same, as
+turns stored by earlier versions say it."""
 
 
 def session_key(binding: str, channel: str, thread_ts: str) -> str:
@@ -116,10 +120,37 @@ class Store:
         """Whether this Slack event ID was already handled."""
         return self._documents.get(EVENTS, event_id) is not None
 
-    def remember_event(self, event_id: str, keep: timedelta = timedelta(hours=1)) -> None:
-        """Record a handled Slack event ID (kept at least ``keep``; TTL on expire_at)."""
-        self._documents.set(EVENTS, event_id, {"expire_at": self.now() + keep})
+    def remember_event(self, event_id: str) -> None:
+        """Record a handled Slack event ID (kept at least ``EVENTS_KEPT``; TTL on expire_at)."""
+        self._documents.set(EVENTS, event_id, {"expire_at": self.now() + EVENTS_KEPT})
         self._wrote(EVENTS, event_id)
+
+    def record_event_turn(self, event_id: str, turn: Turn) -> bool:
+        """Store the turn a Slack event brings, and the event as handled, in one commit.
+
+        Returns:
+            Whether the turn is to be handed off: a new turn, or a Slack
+            retry of this event whose turn is still ``received`` (the first
+            try's hand-off may have failed; a trigger twice is harmless,
+            as ``turn_send``'s claim decides). Not for another event of a
+            stored turn, such as the ``message`` twin of an ``app_mention``:
+            the event that stored it hands it off, or is retried.
+        """
+        at = self.now()
+        turn.created_at = at
+        try:
+            self._documents.commit(
+                [
+                    Create(EVENTS, event_id, {"expire_at": at + EVENTS_KEPT}),
+                    Create(TURNS, turn.id, _fields(turn)),
+                ]
+            )
+        except DocumentExists:
+            stored = self.turn(turn.id)
+            return stored is not None and stored.status == "received" and self.event_seen(event_id)
+        self._wrote(EVENTS, event_id)
+        self._wrote(TURNS, turn.id)
+        return True
 
     # Turns ---------------------------------------------------------------------
 
@@ -162,28 +193,6 @@ class Store:
     def set_turn(self, turn_id: str, **fields: Any) -> None:
         """Update fields of a turn."""
         self._documents.update(TURNS, turn_id, {**fields, "updated_at": self.now()})
-        self._wrote(TURNS, turn_id)
-
-    def mark_handed_off(self, turn_id: str) -> None:
-        """The turn's trigger is published: a turn still ``received`` now waits.
-
-        Only a received turn changes (under a precondition on the read): the
-        trigger may have been delivered and the turn carried, even to its
-        end, before this write lands, and a finished turn marked waiting
-        again would be carried again.
-        """
-        snapshot = self._documents.get(TURNS, turn_id)
-        if snapshot is None or snapshot.data.get("status") != "received":
-            return
-        try:
-            self._documents.update(
-                TURNS,
-                turn_id,
-                {"status": "waiting", "updated_at": self.now()},
-                if_updated_at=snapshot.update_time,
-            )
-        except PreconditionFailed:
-            return  # changed since it was read: a function has it
         self._wrote(TURNS, turn_id)
 
     def has_turns(self, session_id: str) -> bool:

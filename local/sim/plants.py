@@ -66,11 +66,12 @@ PLANTS = (
     ),
     Plant(
         "P04",
-        "a turn is stored with set instead of create (a Slack retry resets it)",
+        "a turn found stored is written again (a Slack retry or the twin resets it)",
         "shared.store",
-        "Store.record_turn",
-        "self._documents.create(TURNS, turn.id, _fields(turn))",
-        "self._documents.set(TURNS, turn.id, _fields(turn))",
+        "Store.record_event_turn",
+        "            stored = self.turn(turn.id)\n",
+        "            self._documents.set(TURNS, turn.id, _fields(turn))\n"
+        "            stored = self.turn(turn.id)\n",
     ),
     Plant(
         "P05",
@@ -146,11 +147,11 @@ PLANTS = (
     ),
     Plant(
         "P14",
-        "the ingress remembers the event before it stores the turn (a kill between loses it)",
-        "shared.ingress",
-        "handle_event",
-        "    if message is not None:\n        _take_message(deps, message)\n    store.remember_event(event_id)\n",
-        "    store.remember_event(event_id)\n    if message is not None:\n        _take_message(deps, message)\n",
+        "a Slack retry after a failed hand-off does not hand the turn off again",
+        "shared.store",
+        "Store.record_event_turn",
+        '            return stored is not None and stored.status == "received" and self.event_seen(event_id)\n',
+        "            return False\n",
     ),
     Plant(
         "P15",
