@@ -145,8 +145,12 @@ class Store:
                     Create(TURNS, turn.id, _fields(turn)),
                 ]
             )
-        except DocumentExists:
+        except (DocumentExists, PreconditionFailed) as found:
+            # PreconditionFailed: a commit that may have applied was retried and found its
+            # documents; if it did not apply, Slack's retry stores the turn.
             stored = self.turn(turn.id)
+            if stored is None and isinstance(found, PreconditionFailed):
+                raise StoreUnavailable(f"turn {turn.id}: {found}") from found
             return stored is not None and stored.status == "received" and self.event_seen(event_id)
         self._wrote(EVENTS, event_id)
         self._wrote(TURNS, turn.id)

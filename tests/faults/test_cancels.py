@@ -63,7 +63,7 @@ def test_auth_required_is_cancelled_then_told_and_the_queued_reply_is_sent(
     assert script.reached.wait(60)
     queued = faults.say("a reply queued behind it", thread_ts=first.ts)
     faults.standin.wait_for(
-        lambda: getattr(faults.turn(queued.ts), "status", None) == "waiting", timeout=60
+        lambda: getattr(faults.turn(queued.ts), "status", None) == "received", timeout=60
     )
     script.released.set()
 
