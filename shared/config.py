@@ -49,6 +49,10 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(hours=hours, minutes=minutes, seconds=seconds)
 
 
+IDENTITY_HEADERS = ("authorization", "x-user-id")
+"""The headers a Binding's identity sets (contract, What Agent Kourier sends); lower case."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -103,6 +107,17 @@ class AgentBackend(_Strict):
                 raise ValueError(
                     f"{name}: a credential given inline sits in plain text in the source archive "
                     "and the Terraform state; give it as {valueSecretRef: {name: ...}}"
+                )
+        return headers
+
+    @field_validator("headers")
+    @classmethod
+    def _no_identity_header(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name in headers:
+            if name.strip().lower() in IDENTITY_HEADERS:
+                raise ValueError(
+                    f"{name} is an identity header: the Binding's identity sets it, "
+                    "and a request carries one identity"
                 )
         return headers
 

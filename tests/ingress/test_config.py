@@ -76,6 +76,15 @@ def test_the_documented_shape_loads() -> None:
         ),
         (("platform: slack", "platform: teams"), "bindings[0].platform"),
         (("    headers: {X-Team: sre}", "    hedaers: {X-Team: sre}"), "agentBackends[0].hedaers"),
+        (
+            ("{X-Team: sre}", "{X-Team: sre, Authorization: Bearer abc}"),
+            (
+                "agentBackends[0].headers: Authorization is an identity header: "
+                "the Binding's identity sets it, and a request carries one identity"
+            ),
+        ),
+        (("{X-Team: sre}", "{x-user-id: someone}"), "agentBackends[0].headers: x-user-id is an"),
+        (("{X-Team: sre}", "{' X-USER-ID': someone}"), "is an identity header"),
     ],
 )
 def test_a_bad_file_fails_with_a_message_naming_the_field(
