@@ -112,7 +112,9 @@ class AgentBackend(_Strict):
 
     @field_validator("headers")
     @classmethod
-    def _no_identity_header(cls, headers: dict[str, str]) -> dict[str, str]:
+    def _no_identity_header(
+        cls, headers: dict[str, str | SecretHeader]
+    ) -> dict[str, str | SecretHeader]:
         for name in headers:
             if name.strip().lower() in IDENTITY_HEADERS:
                 raise ValueError(

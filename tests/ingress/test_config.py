@@ -77,7 +77,7 @@ def test_the_documented_shape_loads() -> None:
         (("platform: slack", "platform: teams"), "bindings[0].platform"),
         (("    headers: {X-Team: sre}", "    hedaers: {X-Team: sre}"), "agentBackends[0].hedaers"),
         (
-            ("{X-Team: sre}", "{X-Team: sre, Authorization: Bearer abc}"),
+            ("{X-Team: sre}", "{X-Team: sre, Authorization: {valueSecretRef: {name: tok}}}"),
             (
                 "agentBackends[0].headers: Authorization is an identity header: "
                 "the Binding's identity sets it, and a request carries one identity"
