@@ -6,8 +6,8 @@ reads the agent card (through a process-wide cache, see ``discovery``) to
 choose 1.0 or 0.3 and to learn whether the card lists kagent's
 human-in-the-loop extension; a card that breaks a discovery rule raises
 ``CardUnusable``. Every call then goes to the endpoint with the same
-headers: the backend's static headers, the one identity header (which wins
-over a static header of the same name), ``A2A-Version: 1.0`` on 1.0, the
+headers: the backend's static headers, the one identity header (the config
+refuses a static header of either identity header's name), ``A2A-Version: 1.0`` on 1.0, the
 W3C trace context when one is active (``trace.current_trace``) and
 ``A2A-Extensions`` naming the HITL extension when the card lists it or the
 message names it (mirrored as ``X-A2A-Extensions`` on 0.3, whose servers
