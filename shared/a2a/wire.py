@@ -221,10 +221,9 @@ def state_from_json(value: Any) -> TaskState:
 
 
 def _role(value: Any) -> Role:
-    """Anything but a user role is the agent's: only the agent writes the others."""
-    if isinstance(value, str) and value.strip().lower().removeprefix("role_") == "user":
-        return Role.USER
-    return Role.AGENT
+    """``ROLE_AGENT``/``agent``, ``ROLE_USER``/``user``; anything else (none) is unspecified."""
+    name = value.strip().lower().removeprefix("role_") if isinstance(value, str) else ""
+    return Role(name) if name in (Role.USER, Role.AGENT) else Role.UNSPECIFIED
 
 
 def _status(obj: Any) -> TaskStatus:

@@ -50,6 +50,8 @@ class Role(StrEnum):
 
     USER = "user"
     AGENT = "agent"
+    UNSPECIFIED = "unspecified"
+    """No role, or one A2A does not define: never read as the agent's."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shared.a2a import wire
@@ -244,6 +246,31 @@ def test_a_message_reply_is_read_in_both_spellings() -> None:
         == v03
         == Message(role=Role.AGENT, parts=(TextPart("hi"),), message_id="r1", context_id="c9")
     )
+
+
+@pytest.mark.parametrize("role", [None, "", "ROLE_UNSPECIFIED", "system", "tool", 7], ids=repr)
+def test_a_message_without_an_agent_or_user_role_is_not_read_as_the_agents(role: Any) -> None:
+    v10: dict[str, Any] = {"messageId": "r1", "parts": [{"text": "hi"}]}
+    v03: dict[str, Any] = {
+        "kind": "message",
+        "messageId": "r1",
+        "parts": [{"kind": "text", "text": "hi"}],
+    }
+    if role is not None:
+        v10["role"] = v03["role"] = role
+    for event in (wire.event_from_json({"message": v10}), wire.event_from_json(v03)):
+        assert isinstance(event, Message) and event.role is Role.UNSPECIFIED
+
+
+def test_roles_are_read_in_both_spellings() -> None:
+    for spelled, role in (
+        ("ROLE_AGENT", Role.AGENT),
+        ("agent", Role.AGENT),
+        (" Role_User ", Role.USER),
+        ("user", Role.USER),
+    ):
+        message = wire.message_from_json({"role": spelled, "parts": []})
+        assert message is not None and message.role is role
 
 
 def test_a_task_is_read_in_both_spellings() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from shared.core.model import Part, Role, StreamEvent, TaskState
+from shared.core.model import Message, Part, Role, StreamEvent, TaskState
 from shared.core.reply import ReplyAssembler
 from shared.core.tool_ledger import ToolPartLedger
 from shared.core.tool_parts import ToolPart, read_tool_part
@@ -78,6 +78,14 @@ def test_a_status_message_from_the_user_or_in_another_state_is_not_read() -> Non
     input_required = status(call("c2"), state=TaskState.INPUT_REQUIRED, message_id="m-2")
     completed = status(call("c3"), state=TaskState.COMPLETED, message_id="m-3")
     assert steps_after(from_the_user, input_required, completed) == []
+
+
+def test_a_message_with_no_role_is_not_read_as_the_agents() -> None:
+    roleless_status = status(call("c1"), role=Role.UNSPECIFIED)
+    roleless_in_history = Message(Role.UNSPECIFIED, (call("c2"),), message_id="m-2")
+    history = [user_message(), roleless_in_history]
+    snapshot_of_it = snapshot(history=history, state=TaskState.COMPLETED)
+    assert steps_after(roleless_status, snapshot_of_it) == []
 
 
 def test_a_task_snapshots_status_message_is_read_on_the_same_terms() -> None:

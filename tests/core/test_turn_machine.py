@@ -984,6 +984,11 @@ NOT_THE_TURNS_ROWS = [
         {"task_id": "t1", "message_reply": False},
     ),
     Row(
+        "a Message with no role is not the agent's: ignored",
+        [start(), at(1, message(Role.UNSPECIFIED)), at(2, CLOSED, wait(2.5, 1))],
+        {"message_reply": False, "phase": Phase.WAIT},
+    ),
+    Row(
         "a Message after the agent named a task is ignored",
         [
             start(),
