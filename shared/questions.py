@@ -27,9 +27,9 @@ decision that was made, or its answer.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 import structlog
@@ -115,9 +115,11 @@ class QuestionStore:
         self._clock = clock
 
     def get(self, key: str) -> OpenQuestion | None:
-        """The question stored under ``key``."""
+        """The question stored under ``key``; None if there is none, or it was cleared."""
         snapshot = self._documents.get(QUESTIONS, key)
-        return _question(snapshot.data) if snapshot is not None else None
+        if snapshot is None or _cleared(snapshot.data, self._clock.now()):
+            return None
+        return _question(snapshot.data)
 
     def put(self, question: OpenQuestion) -> None:
         """Store (or replace) a question."""
@@ -421,6 +423,12 @@ def _fields(question: OpenQuestion) -> dict[str, Any]:
     data["progress"] = dict(question.progress)
     data["replies"] = list(question.replies)
     return data
+
+
+def _cleared(data: Mapping[str, Any], at: datetime) -> bool:
+    """Whether a stored question is past ``QUESTIONS_KEPT``: cleared (TTL deletes it late)."""
+    expire_at = data.get("expire_at")
+    return isinstance(expire_at, datetime) and expire_at <= at
 
 
 def _question(data: dict[str, Any]) -> OpenQuestion:

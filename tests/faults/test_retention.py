@@ -1,0 +1,50 @@
+"""Retention: a settled question is cleared, so its name can be used again (contract, Task states)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from shared.questions import QUESTIONS, QUESTIONS_KEPT, OpenQuestion, QuestionStore
+from shared.firestore import FirestoreDocuments
+from shared.system import SystemClock
+
+from .conftest import Faults
+
+
+def _question(key: str) -> OpenQuestion:
+    return OpenQuestion(
+        key=key,
+        session_id="retention",
+        turn_id="retention-turn",
+        binding="faults",
+        channel="C0RETENTION",
+        thread_ts="1.000001",
+        fingerprint="f",
+        progress={},
+        generation=0,
+    )
+
+
+def test_a_settled_question_is_cleared_once_its_retention_has_run_out(faults: Faults) -> None:
+    questions = QuestionStore(FirestoreDocuments(faults.db), SystemClock())
+    key = f"retention-{SystemClock().now().timestamp()}"
+    stored = faults.db.collection(QUESTIONS).document(key)
+    try:
+        questions.put(_question(key))
+
+        def close(question: OpenQuestion) -> OpenQuestion:
+            question.status = "closed"
+            return question
+
+        before = SystemClock().now()
+        questions.change(key, close)
+        expire_at = stored.get().to_dict()["expire_at"]
+        assert before + QUESTIONS_KEPT <= expire_at <= SystemClock().now() + QUESTIONS_KEPT
+        assert questions.get(key) is not None, "kept while its retention runs"
+
+        # Once the retention has run out the question reads as cleared, as
+        # Firestore's TTL will delete it: its name is free for a new question.
+        stored.update({"expire_at": SystemClock().now() - timedelta(seconds=1)})
+        assert questions.get(key) is None
+    finally:
+        stored.delete()
