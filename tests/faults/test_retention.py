@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from shared.questions import QUESTIONS, QUESTIONS_KEPT, OpenQuestion, QuestionStore
+from shared.core.answers import progress_for
 from shared.firestore import FirestoreDocuments
+from shared.questions import QUESTIONS, QUESTIONS_KEPT, OpenQuestion, QuestionStore
 from shared.system import SystemClock
+from tests.hitl.builders import read_text
 
 from .conftest import Faults
 
@@ -20,7 +22,7 @@ def _question(key: str) -> OpenQuestion:
         channel="C0RETENTION",
         thread_ts="1.000001",
         fingerprint="f",
-        progress={},
+        progress=progress_for(read_text("Which region?")).to_dict(),
         generation=0,
     )
 
