@@ -28,6 +28,7 @@ from shared.handoff import CloudTasksQueue, PubSubTurnQueue, make_tasks_client
 from shared.logs import configure_logging
 from shared.ports import Chat, Clock, Documents, Ids, Runtime, TaskQueue, TurnQueue
 from shared.settings import Settings
+from shared.slack.session_status import AgentSessions
 from shared.slack.web import web_client
 from shared.store import Store
 from shared.system import SystemClock, SystemIds, ThreadRuntime
@@ -55,6 +56,11 @@ class Deps:
     def store(self) -> Store:
         """Sessions, turns, event IDs and people, on ``documents``."""
         return Store(self.documents, self.clock, self.settings.log_firestore_writes)
+
+    @cached_property
+    def agent_sessions(self) -> AgentSessions:
+        """What this process learnt about Slack's agent sessions (refused: said once)."""
+        return AgentSessions()
 
     @cached_property
     def bot_user_id(self) -> str:

@@ -27,13 +27,14 @@ from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import CheckpointStore, Stored
 from shared.config import AgentBackend
-from shared.core import notices
+from shared.core import agent_session, notices
 from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.prompts import notice_message
 from shared.slack.reply import ThreadReply
+from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
 
@@ -92,10 +93,27 @@ def on_resume(
     release_if_done(deps, session_id, turn_id)
 
 
+def on_stop(deps: Deps, session_id: str, turn_id: str) -> None:
+    """A person stopped the turn (``shared.stops``): take it from its carrier now, and end it."""
+    deadline = function_deadline(deps)
+    turn = deps.store.turn(turn_id)
+    if turn is None or turn.status == "done" or turn.stop is None:
+        return
+    at, lease = deps.clock.now(), deps.settings.lease
+    session = deps.store.change_session(
+        session_id, lambda current: sessions.interrupt(current, turn_id, at, lease)
+    )
+    if session is not None and _carry(deps, session, turn, deadline, TurnRun.stop):
+        release_if_done(deps, session_id, turn_id)
+
+
 def _carry(
     deps: Deps, session: Session, turn: Turn, deadline: float, go: Callable[[TurnRun], None]
 ) -> bool:
     """Carry the turn on (False: another function carries it now).
+
+    A turn someone stopped is stopped, whichever delivery carries it on, so
+    a stop is carried out even if its own task is lost.
 
     If a deploy removed or renamed its binding, end it and tell the thread:
     its agent, identity and approvers came from the binding, so nothing of
@@ -104,8 +122,10 @@ def _carry(
     """
     if deps.config.binding(turn.binding) is not None:
         run = TurnRun(deps, session, turn, deadline)
-        return _carried(deps, run, lambda: go(run))
+        carry_on = TurnRun.stop if turn.stop else go
+        return _carried(deps, run, lambda: carry_on(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
+    status = ThreadStatus(deps.chat, turn.channel, turn.thread_ts, deps.agent_sessions)
     reply = ThreadReply(
         deps.chat,
         turn.channel,
@@ -114,6 +134,7 @@ def _carry(
         turn.team,
         clock=deps.clock,
         runtime=deps.runtime,
+        status=status,
     )
     checkpoint = CheckpointStore(deps.documents, deps.clock).load(
         turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
@@ -129,6 +150,7 @@ def _carry(
         expire_at=deps.clock.now() + DONE_TURNS_KEPT,
         **NO_CHECKPOINT.fields(),
     )
+    status.show(agent_session.ended("binding_gone"))
     return True
 
 
@@ -190,6 +212,8 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         checkpoint_parts=None,
         expire_at=deps.clock.now() + DONE_TURNS_KEPT,
     )
+    status = ThreadStatus(deps.chat, turn.channel, turn.thread_ts, deps.agent_sessions)
+    status.show(agent_session.ended("kept_failing"))
     turn.status = "done"
     return turn
 

@@ -25,6 +25,7 @@ function never waits unboundedly before it checks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -38,17 +39,26 @@ SKEW_MARGIN = timedelta(seconds=5)
 class Fence:
     """How long this function may still act on its turn."""
 
-    def __init__(self, clock: Clock, since: float, lease: timedelta) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        since: float,
+        lease: timedelta,
+        still_ours: Callable[[], None] = lambda: None,
+    ) -> None:
         """Starts held: the function claimed its turn with a lease of ``lease``.
 
         Args:
             clock: The function's clock.
             since: ``clock.monotonic()`` taken before the claim was decided.
             lease: The lease the claim wrote.
+            still_ours: Reads whether the turn is still this function's, and
+                raises ``Superseded`` if not (see ``confirm``).
         """
         self._clock = clock
         self._lease = lease
         self._valid_until = since + _usable(lease)
+        self._still_ours = still_ours
 
     def renewed(self, since: float, lease: timedelta | None = None) -> None:
         """A fenced write set the lease to ``lease`` (the claim's when None) from ``since``."""
@@ -59,6 +69,18 @@ class Fence:
         """Raise Superseded if the lease may have run out: another function may carry the turn."""
         if self._clock.monotonic() >= self._valid_until:
             raise Superseded("this function's lease ran out; the turn may be another's now")
+
+    def confirm(self) -> None:
+        """Before a side effect that starts something new (a message, a send): read the claim.
+
+        A person's stop takes the turn from its carrier while the carrier's
+        lease still runs (``shared.stops``), so time alone does not fence
+        what the carrier starts next: a new message in the thread, or the
+        turn sent to the agent again. Those are rare, and are checked
+        against the session itself.
+        """
+        self.check()
+        self._still_ours()
 
 
 def _usable(lease: timedelta) -> float:
@@ -86,7 +108,7 @@ class FencedChat:
         unfurl_links: bool | None = None,
         unfurl_media: bool | None = None,
     ) -> ChatAnswer:
-        self._fence.check()
+        self._fence.confirm()
         return self._chat.chat_postMessage(
             channel=channel,
             text=text,
@@ -130,7 +152,7 @@ class FencedChat:
         recipient_user_id: str | None = None,
         chunks: Blocks | None = None,
     ) -> ChatAnswer:
-        self._fence.check()
+        self._fence.confirm()
         return self._chat.chat_startStream(
             channel=channel,
             thread_ts=thread_ts,
@@ -145,9 +167,19 @@ class FencedChat:
         self._fence.check()
         return self._chat.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
 
-    def chat_stopStream(self, *, channel: str, ts: str, chunks: Blocks | None = None) -> ChatAnswer:
+    def chat_stopStream(
+        self,
+        *,
+        channel: str,
+        ts: str,
+        chunks: Blocks | None = None,
+        blocks: Blocks | None = None,
+        session_status: str | None = None,
+    ) -> ChatAnswer:
         self._fence.check()
-        return self._chat.chat_stopStream(channel=channel, ts=ts, chunks=chunks)
+        return self._chat.chat_stopStream(
+            channel=channel, ts=ts, chunks=chunks, blocks=blocks, session_status=session_status
+        )
 
     def assistant_threads_setStatus(
         self, *, channel_id: str, thread_ts: str, status: str
@@ -155,6 +187,32 @@ class FencedChat:
         self._fence.check()
         return self._chat.assistant_threads_setStatus(
             channel_id=channel_id, thread_ts=thread_ts, status=status
+        )
+
+    def agents_sessions_setStatus(
+        self,
+        *,
+        channel_id: str,
+        status: str,
+        thread_ts: str | None = None,
+        title: str | None = None,
+        initiator_user_id: str | None = None,
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.agents_sessions_setStatus(
+            channel_id=channel_id,
+            status=status,
+            thread_ts=thread_ts,
+            title=title,
+            initiator_user_id=initiator_user_id,
+        )
+
+    def agents_sessions_rename(
+        self, *, channel_id: str, title: str, thread_ts: str | None = None
+    ) -> ChatAnswer:
+        self._fence.check()
+        return self._chat.agents_sessions_rename(
+            channel_id=channel_id, title=title, thread_ts=thread_ts
         )
 
     def views_open(self, *, trigger_id: str | None = None, view: dict[str, Any]) -> ChatAnswer:

@@ -38,7 +38,9 @@ def turn_send(deps: Deps, message: Mapping[str, Any]) -> Outcome:
 
 
 def stream_follow(deps: Deps, body: Mapping[str, Any]) -> Outcome:
-    """Resume a turn handed over near a deadline, or send the answer to its question."""
+    """Resume a turn handed over near a deadline, send the answer to its question, or stop it."""
+    if body.get("stop"):
+        return guarded(lambda: engine.on_stop(deps, body["session_id"], body["turn_id"]))
     return guarded(
         lambda: engine.on_resume(
             deps,

@@ -14,7 +14,9 @@ remembered: its retry changes nothing either.
 Interactivity (a click on a prompt, a modal submitted) goes to
 ``shared.questions``, which answers at once; a reply in a thread whose
 agent waits on a question answers it there, and becomes a turn only when
-the question takes no reply.
+the question takes no reply. A click on the stop button of the thread's
+agent session goes to ``shared.stops``, one on an answer's feedback buttons
+to ``shared.feedback``.
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from urllib.parse import parse_qs
 import structlog
 from slack_sdk.errors import SlackApiError
 
-from shared import questions
+from shared import feedback, questions, stops
 from shared.bootstrap import Deps
 from shared.core import admission
 from shared.errors import SlackRequestRejected
-from shared.slack.events import ChatMessage, read_message
+from shared.slack.events import ChatMessage, read_message, read_stop
 from shared.slack.prompts import notice_message
 from shared.slack.verify import verify_slack_request
 from shared.store import Store, Turn, session_key
@@ -69,6 +71,10 @@ def handle_event(deps: Deps, body: bytes, headers: Mapping[str, str]) -> Reply:
     event_id = envelope.get("event_id")
     if envelope.get("type") != "event_callback" or not isinstance(event_id, str):
         return Reply(200)
+    press = read_stop(envelope)
+    if press is not None and not deps.store.event_seen(event_id):
+        stops.take_stop(deps, press)
+        deps.store.remember_event(event_id)
     message = read_message(envelope, deps.bot_user_id)
     if message is not None:
         _take_message(deps, event_id, message)
@@ -185,5 +191,7 @@ def handle_interaction(deps: Deps, body: bytes, headers: Mapping[str, str]) -> R
         return Reply(401, "invalid request")
     if not isinstance(payload, dict):
         return Reply(400, "invalid payload")
+    if feedback.take_click(deps, payload):
+        return Reply(200)
     answer = questions.handle_interaction(deps, payload)
     return Reply(200, answer.body if answer.body is not None else "")

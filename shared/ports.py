@@ -323,11 +323,31 @@ class Chat(Protocol):
     ) -> ChatAnswer: ...
 
     def chat_stopStream(
-        self, *, channel: str, ts: str, chunks: Blocks | None = None
+        self,
+        *,
+        channel: str,
+        ts: str,
+        chunks: Blocks | None = None,
+        blocks: Blocks | None = None,
+        session_status: str | None = None,
     ) -> ChatAnswer: ...
 
     def assistant_threads_setStatus(
         self, *, channel_id: str, thread_ts: str, status: str
+    ) -> ChatAnswer: ...
+
+    def agents_sessions_setStatus(
+        self,
+        *,
+        channel_id: str,
+        status: str,
+        thread_ts: str | None = None,
+        title: str | None = None,
+        initiator_user_id: str | None = None,
+    ) -> ChatAnswer: ...
+
+    def agents_sessions_rename(
+        self, *, channel_id: str, title: str, thread_ts: str | None = None
     ) -> ChatAnswer: ...
 
     def views_open(self, *, trigger_id: str | None = None, view: dict[str, Any]) -> ChatAnswer: ...

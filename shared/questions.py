@@ -58,6 +58,7 @@ from shared.slack.prompts import (
     modal_errors,
     parse_interaction,
     render_prompt,
+    render_stopped,
 )
 from shared.store import Store
 
@@ -175,11 +176,14 @@ class QuestionStore:
         at = self._clock.now()
         return {**_fields(question), "updated_at": at, "expire_at": at + QUESTIONS_KEPT}
 
-    def close_all(self, turn_id: str) -> None:
-        """Close every question of a turn that has ended, however it ended."""
+    def close_all(self, turn_id: str) -> list[OpenQuestion]:
+        """Close every question of a turn that has ended, however it ended: those this closed."""
+        closed = []
         for found in self._documents.query(QUESTIONS, "turn_id", "==", turn_id):
             if found.get("status") != "closed":
-                self.close(str(found["key"]))
+                question = self.close(str(found["key"]))
+                closed += [question] if question is not None else []
+        return closed
 
 
 def waited_on(store: Store, question: OpenQuestion) -> bool:
@@ -213,9 +217,10 @@ def _audit_records(
     return records
 
 
-def _show_prompt(chat: Chat, question: OpenQuestion) -> None:
+def _show_prompt(chat: Chat, question: OpenQuestion, stopped_by: str | None) -> None:
     """Post the prompt, or update it in place to show its progress."""
-    prompt = render_prompt(question.current)
+    progress = question.current
+    prompt = render_prompt(progress) if stopped_by is None else render_stopped(progress, stopped_by)
     if isinstance(prompt, Unusable):  # a later form always fits when the first did
         raise RuntimeError(f"prompt {question.key} no longer fits: {prompt.reason}")  # noqa: TRY004
     client = chat
@@ -233,16 +238,20 @@ def _show_prompt(chat: Chat, question: OpenQuestion) -> None:
         )
 
 
-def update_prompt(chat: Chat, clock: Clock, question: OpenQuestion) -> None:
+def update_prompt(
+    chat: Chat, clock: Clock, question: OpenQuestion, stopped_by: str | None = None
+) -> None:
     """Show the question as it stands in its prompt (posting it if it has none): best effort.
 
     It comes after what matters is committed (the decision and its audit
     record, the answer enqueued), so a Slack failure here loses nothing:
-    the call is tried a few times, then given up with a warning.
+    the call is tried a few times, then given up with a warning. With
+    ``stopped_by`` (a user ID), the prompt shows that person stopped the
+    turn, and nothing is left to click.
     """
     for attempt in range(1, PROMPT_ATTEMPTS + 1):
         try:
-            _show_prompt(chat, question)
+            _show_prompt(chat, question, stopped_by)
             return
         except SlackApiError as error:
             log.warning(

@@ -87,6 +87,23 @@ class Turn:
     """Steps the reply shows, or may show, final: call ID to the message's ts, written
     before each Slack call that shows one (see ``shared.slack.pacing``)."""
     created_at: datetime | None = None
+    started_at: datetime | None = None
+    """When a function first carried it (a stop pressed before is for the turn before it)."""
+    title: str | None = None
+    """A title for the thread's agent session where it began the thread (an alert's)."""
+    stop: dict[str, Any] | None = None
+    """A person stopped it (see ``shared.stops``): ``by`` (their user ID) and ``streams``
+    (the streamed messages Slack stopped for the click)."""
+
+    @property
+    def stopped_by(self) -> str | None:
+        """Who stopped the turn, if someone did."""
+        return str(self.stop["by"]) if self.stop else None
+
+    @property
+    def stopped_streams(self) -> list[str]:
+        """The streamed messages Slack stopped when the turn was stopped."""
+        return [str(ts) for ts in (self.stop or {}).get("streams", [])]
 
     @property
     def message_id(self) -> str:
@@ -198,6 +215,22 @@ class Store:
         """Update fields of a turn."""
         self._documents.update(TURNS, turn_id, {**fields, "updated_at": self.now()})
         self._wrote(TURNS, turn_id)
+
+    def request_stop(self, turn_id: str, by: str, streams: list[str]) -> bool:
+        """Record that ``by`` stopped the turn: the first stop counts, a finished turn takes none.
+
+        Returns:
+            Whether the turn has a stop to carry out (this one, or one before it).
+        """
+
+        def decide(current: dict[str, Any] | None) -> dict[str, Any] | None:
+            if current is None or current.get("status") == "done" or current.get("stop"):
+                return None
+            return {"stop": {"by": by, "streams": streams}, "updated_at": self.now()}
+
+        self.change_document(TURNS, turn_id, decide)
+        turn = self.turn(turn_id)
+        return turn is not None and turn.status != "done" and turn.stop is not None
 
     def has_turns(self, session_id: str) -> bool:
         """Whether any turn of the session is stored (its thread is Kourier's)."""

@@ -54,7 +54,7 @@ from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint, CheckpointStore, Stored
 from shared.config import Binding
-from shared.core import notices
+from shared.core import agent_session, notices
 from shared.core import session as sessions
 from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
 from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
@@ -88,7 +88,8 @@ from shared.core.turn_machine import (
     WaitUntil,
     resume_state,
 )
-from shared.errors import ConfigError, TaskNameRefused
+from shared.errors import ConfigError, Superseded, TaskNameRefused
+from shared.feedback import feedback_blocks
 from shared.fence import Fence, FencedChat
 from shared.ports import TaskTarget
 from shared.questions import OpenQuestion, QuestionStore, update_prompt
@@ -96,6 +97,7 @@ from shared.settings import Settings
 from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
+from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
 
 log = structlog.get_logger()
@@ -148,10 +150,17 @@ class TurnRun:
         self.store, self.session, self.turn = deps.store, session, turn
         self.deadline = deadline
         self.fence = Fence(
-            deps.clock, deadline - deps.settings.follow_budget_seconds, deps.settings.lease
+            deps.clock,
+            deadline - deps.settings.follow_budget_seconds,
+            deps.settings.lease,
+            still_ours=self._still_ours,
         )
         """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
         self.chat = FencedChat(deps.chat, self.fence)
+        self.thread_status = ThreadStatus(
+            self.chat, turn.channel, turn.thread_ts, deps.agent_sessions
+        )
+        """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
         binding = deps.config.binding(turn.binding)
         if binding is None:  # the engine ends such turns before it carries them
             raise ConfigError(f"binding {turn.binding!r} is no longer configured")
@@ -221,11 +230,19 @@ class TurnRun:
                 if self.machine is not None and self.machine.state.phase == Phase.DONE:
                     self._pause_taken_over()  # paused on a question when it stopped
                 else:
+                    self._show_working()
                     self._run(self._handle(Resumed()))
             return
         # One write: the fence, running, and begun (a function that takes over
         # later cannot know whether this one reached the agent).
-        self._write_turn(status="running", attempted=True)
+        self._write_turn(
+            status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
+        )
+        self._show_working()
+        if self.turn.trigger and self.turn.title:
+            title = agent_session.title_for(self.turn.title)
+            if title:
+                self.thread_status.rename(title)  # the thread an alert began is named after it
         self.reply.working()
         self.machine = self._new_machine()
         protocol: str
@@ -249,10 +266,12 @@ class TurnRun:
         if self._ended_already(checkpoint):
             return
         self._restore(checkpoint)
+        if timer is not None and timer.startswith(QUESTION_TIMER):
+            self._question_timed_out(timer.removeprefix(QUESTION_TIMER))
+            return
+        self._show_working()  # processing lapses after an hour: each function says so anew
         if timer is None:
             self._run(self._handle(Resumed()))
-        elif timer.startswith(QUESTION_TIMER):
-            self._question_timed_out(timer.removeprefix(QUESTION_TIMER))
         else:
             self._run(self._handle(TimerFired(timer)))
 
@@ -263,6 +282,31 @@ class TurnRun:
         self._write_turn()  # the fence first
         self._restore(self._stored_checkpoint())
         self._send_answer(question)
+
+    def stop(self) -> None:
+        """A person stopped the turn: cancel its task, end the reply and any prompt, say so.
+
+        This function took the turn from its carrier (``engine.on_stop``), or
+        found the stop recorded when it came to carry the turn on. The thread
+        is told who stopped it and whether the agent's task stopped, once:
+        the turn then ends as ``stopped``, and the thread's next turn goes on.
+        """
+        who = self.turn.stopped_by
+        assert who is not None
+        checkpoint = self._stored_checkpoint()
+        self._write_turn()  # the fence first: the carrier it was taken from writes no more
+        self._restore(checkpoint)
+        self.reply.stopped(self.turn.stopped_streams)
+        for question in self.questions.close_all(self.turn.id):
+            if question.prompt_ts is not None:
+                update_prompt(self.chat, self.clock, question, stopped_by=who)
+        task_id = self._task_id_or_none() or self._task_of_the_message()
+        stopped = task_id is None if not self.turn.attempted else False
+        if task_id is not None:
+            stopped = self._cancelled(task_id)
+        self.reply.notice(notices.STOPPED.after(stopped), who=who)
+        log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
+        self._finish_turn("stopped")
 
     # The loop -------------------------------------------------------------------
 
@@ -276,6 +320,7 @@ class TurnRun:
             self.fence.check()
             match action:
                 case Send():
+                    self.fence.confirm()  # never sent again by a carrier a stop took it from
                     if self._card_read():
                         pending.extend(
                             self._follow(
@@ -482,9 +527,15 @@ class TurnRun:
                 return  # waiting for a person; the turn goes on
             outcome = "unusable_pause"
         else:
-            notice = final_notice(outcome, bool(self.assembler.answer_text.strip()), self.status)
+            answered = bool(self.assembler.answer_text.strip())
+            notice = final_notice(outcome, answered, self.status)
             self._ending = outcome
-            self._tell(notice) if notice else self.reply.finish()
+            if notice:
+                self._tell(notice)
+            elif outcome == TaskState.COMPLETED.value and answered:
+                self.reply.finish(feedback_blocks(self.turn.id, self.backend.name))
+            else:
+                self.reply.finish()
         self._end(outcome)
 
     def _end(self, outcome: str) -> None:
@@ -541,6 +592,7 @@ class TurnRun:
             **NO_CHECKPOINT.fields(),
             expire_at=self.clock.now() + DONE_TURNS_KEPT,
         )
+        self.thread_status.show(agent_session.ended(outcome))
 
     def _pause(self) -> bool:
         """The task asks a person: show the prompt and wait. False: the pause was unusable."""
@@ -623,6 +675,7 @@ class TurnRun:
         )
         update_prompt(self.chat, self.clock, question)
         self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
+        self.thread_status.show(agent_session.waiting())
         return True
 
     def _pause_taken_over(self) -> None:
@@ -716,6 +769,7 @@ class TurnRun:
         self.machine = TurnMachine(state, timings(self.settings, self.binding))
         self._write_turn(status="running", shown_steps={})  # the answer's reply is a new one
         self.turn.shown_steps = {}
+        self._show_working()
         self.reply.working()
         self._run([Send()])
 
@@ -763,6 +817,33 @@ class TurnRun:
         self.session = written
         self.fence.renewed(since, lease)
         return written.generation
+
+    def _show_working(self) -> None:
+        """The thread's session is processing, for the person who wrote the turn."""
+        turn = self.turn
+        if turn.trigger:
+            self.thread_status.show(agent_session.working(None, turn.title or ""))
+        else:
+            self.thread_status.show(agent_session.working(turn.user, turn.text))
+
+    def _still_ours(self) -> None:
+        """Raise Superseded unless the session still carries the turn at this function's claim."""
+        session = self.store.session(self.session.id)
+        if not sessions.carries(session, self.turn.id, self.session.generation):
+            raise Superseded(
+                f"turn {self.turn.id} moved on from generation {self.session.generation}"
+            )
+
+    def _task_of_the_message(self) -> str | None:
+        """The task holding the turn's message, when the agent never named it to us (or None)."""
+        context_id = self.session.context_id
+        if not self.turn.attempted or not context_id:
+            return None
+        try:
+            task = self.client.task_holding_message(context_id, self._message().message_id)
+        except AgentError:
+            return None
+        return task.id if task else None
 
     def _change_session(self, change: Callable[[Session], None]) -> None:
         """Change the session while it carries this turn at this function's generation.
@@ -860,6 +941,7 @@ class TurnRun:
             clock=self.clock,
             runtime=self.deps.runtime,
             keep_shown_steps=self._keep_shown_steps,
+            status=self.thread_status,
         )
 
     def _keep_shown_steps(self, shown: dict[str, str]) -> None:

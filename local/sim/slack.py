@@ -134,6 +134,8 @@ class SimSlack:
         self.users = users
         self.ephemerals: list[Ephemeral] = []
         self.statuses: dict[tuple[str, str], tuple[str, int]] = {}
+        self.sessions: dict[tuple[str, str], tuple[str, int]] = {}
+        """Each thread's agent session: its status, and when it was set."""
         self.triggers: dict[str, tuple[str, int, bool]] = {}
         self.calls: list[tuple[int, str, str, dict[str, Any]]] = []
         """(time, invocation, method, arguments) of every call that applied."""
@@ -283,6 +285,19 @@ class SimSlack:
             self.statuses[(channel, thread_ts)] = (status, self.world.now_us)
         else:
             self.statuses.pop((channel, thread_ts), None)
+
+    def set_session_status(self, channel: str, thread_ts: str, status: str) -> None:
+        self._channel(channel)
+        if self.message(channel, thread_ts) is None:
+            raise SlackError("invalid_thread_ts")
+        if status not in ("processing", "active", "suspended", "closed"):
+            raise SlackError("invalid_status")
+        self.sessions[(channel, thread_ts)] = (status, self.world.now_us)
+
+    def rename_session(self, channel: str, thread_ts: str) -> None:
+        self._channel(channel)
+        if self.message(channel, thread_ts) is None:
+            raise SlackError("invalid_thread_ts")
 
     def open_view(self, trigger_id: Any, view: Any) -> dict[str, Any]:
         found = self.triggers.get(str(trigger_id))
@@ -602,13 +617,47 @@ class SimChat:
         chunks: Any = None,
         markdown_text: str | None = None,
         blocks: Any = None,
+        session_status: str | None = None,
         **extra: Any,
     ) -> SlackAnswer:
-        args = {"channel": channel, "ts": ts, "chunks": chunks}
+        args = {"channel": channel, "ts": ts, "chunks": chunks, "session_status": session_status}
+
+        def apply() -> SlackMessage:
+            stopped = self.slack.stop_stream(channel, ts, chunks, markdown_text, blocks)
+            thread = stopped.thread_ts or stopped.ts
+            self.slack.sessions[(channel, thread)] = (
+                session_status or "active",
+                self.slack.world.now_us,
+            )
+            return stopped
+
+        return self._call("chat.stopStream", args, apply)
+
+    def agents_sessions_setStatus(
+        self,
+        *,
+        channel_id: str,
+        status: str,
+        thread_ts: str | None = None,
+        title: str | None = None,
+        initiator_user_id: str | None = None,
+        **extra: Any,
+    ) -> SlackAnswer:
+        args = {"channel_id": channel_id, "thread_ts": thread_ts, "status": status}
         return self._call(
-            "chat.stopStream",
+            "agents.sessions.setStatus",
             args,
-            lambda: self.slack.stop_stream(channel, ts, chunks, markdown_text, blocks),
+            lambda: self.slack.set_session_status(channel_id, str(thread_ts), status),
+        )
+
+    def agents_sessions_rename(
+        self, *, channel_id: str, title: str, thread_ts: str | None = None, **extra: Any
+    ) -> SlackAnswer:
+        args = {"channel_id": channel_id, "thread_ts": thread_ts, "title": title}
+        return self._call(
+            "agents.sessions.rename",
+            args,
+            lambda: self.slack.rename_session(channel_id, str(thread_ts)),
         )
 
     def assistant_threads_setStatus(

@@ -99,7 +99,7 @@ STOPPED = CancelNotice(
     "Stopped by {who}, and the agent's task was cancelled.",
     "Stopped by {who}. Agent Kourier could not stop the agent's task, which may still be running.",
 )
-"""Someone pressed Slack's stop button (``stopped_by`` fills in who)."""
+"""Someone pressed Slack's stop button; ``{who}`` mentions them."""
 NOT_ALLOWED_TO_STOP = (
     "Only the person who wrote this message and this Binding's approvers can stop the agent here."
 )
@@ -203,11 +203,6 @@ def alerts_firing(count: int, left_out: int = 0) -> str:
 def alerts_changed(new: int, ended: int, firing: int) -> str:
     """The note when the set of firing alerts changed."""
     return ALERTS_CHANGED.format(new=new, ended=ended, firing=firing)
-
-
-def stopped_by(who: str) -> CancelNotice:
-    """What the thread is told when ``who`` (a mention) stopped its turn."""
-    return CancelNotice(STOPPED.stopped.format(who=who), STOPPED.not_stopped.format(who=who))
 
 
 def message_too_long(length: int, limit: int) -> str:

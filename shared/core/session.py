@@ -132,6 +132,22 @@ def resume(
     return current
 
 
+def interrupt(
+    current: Session | None, turn_id: str, at: datetime, lease: timedelta
+) -> Session | None:
+    """A person stopped the turn: claim the session for it now, whoever carries it.
+
+    The carrier's lease may still run: the new generation fences it out
+    (its next write is refused, and it reads the session before it starts
+    anything new). None when the session carries another turn, or none.
+    """
+    if current is None or current.active_turn != turn_id:
+        return None
+    current.generation += 1
+    current.lease_until = at + lease
+    return current
+
+
 def renew(
     current: Session | None, turn_id: str, generation: int, until: datetime
 ) -> Session | None:

@@ -193,15 +193,35 @@ def render_prompt(progress: Progress) -> Prompt | Unusable:
     return Prompt(blocks, escape_mrkdwn(_cut(one_line(text), MAX_HEADER_TEXT)))
 
 
-def notice_message(text: str) -> dict[str, Any]:
+def render_stopped(progress: Progress, who: str) -> Prompt | Unusable:
+    """The prompt as it stood when ``who`` (a user ID) stopped the turn: nothing left to click."""
+    prompt = render_prompt(progress)
+    if isinstance(prompt, Unusable):
+        return prompt
+    how_to_answer = (notices.REPLY_ALSO_ANSWERS, notices.REPLY_TO_ANSWER)
+    blocks = [
+        {key: value for key, value in block.items() if key != "accessory"}
+        for block in prompt.blocks
+        if block["type"] not in ("actions", "input")
+        and not (block["type"] == "context" and block["elements"][-1].get("text") in how_to_answer)
+    ]
+    stopped = notices.SHOWN_STOPPED.format(who=f"<@{escape_mrkdwn(who)}>")
+    return Prompt([*blocks, _context(_mrkdwn(stopped))], prompt.text)
+
+
+def notice_message(text: str, who: str | None = None) -> dict[str, Any]:
     """A notice of Kourier's own, as chat.postMessage fields.
 
     It is a context block, marked, that no agent text can be: an agent's
     answer is Markdown, never a block (so "Approved by …" in an answer does
     not look like Kourier's). The fallback ``text`` is the notice itself.
+    With ``who`` (a user ID), the notice's ``{who}`` mentions that person.
     """
     mark = _mrkdwn(f"*{notices.KOURIER_MARK}*")
-    return {"text": escape_mrkdwn(text), "blocks": [_context(mark, _plain(text))]}
+    if who is None:
+        return {"text": escape_mrkdwn(text), "blocks": [_context(mark, _plain(text))]}
+    shown = escape_mrkdwn(text).replace("{who}", f"<@{escape_mrkdwn(who)}>")
+    return {"text": shown, "blocks": [_context(mark, _mrkdwn(shown))]}
 
 
 def answer_modal(sheet: AnswerSheet) -> dict[str, Any] | None:

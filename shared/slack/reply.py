@@ -27,9 +27,19 @@ the point of the text where its call arrived. The layout is computed and
 written at most once per ``update_interval`` (each message edited at most
 that often, edits coalesced), and the final state is always written.
 
-Until a message is posted, ``assistant.threads.setStatus`` shows that the
-agent works, set again before Slack clears it after two minutes; never once
-a message is posted, as a status after a stream starts adds a message.
+The thread's agent session shows that the agent works (``ThreadStatus``):
+every stream the reply stops leaves it processing, and the turn sets the
+status that follows. Where agent sessions are refused, the older status
+line (assistant.threads.setStatus) shows it instead until a message is
+posted, set again before Slack clears it after two minutes; never once a
+message is posted, as a status after a stream starts adds a message.
+
+A person may stop the turn with Slack's stop button: Slack stops the
+thread's streams (an append then answers ``stopped_by_user``, and the reply
+goes on in a new message, as after any stream Slack cut), and if the stop is
+taken, ``stopped`` ends the reply where it stands. A finished answer carries
+blocks (its feedback buttons) after its text: in the last stream's
+chat.stopStream, or in the last posted message.
 
 The reply's state is plain JSON (``to_state``/``restore``), so a function
 that takes the turn over continues the same messages. If the function before
@@ -42,7 +52,7 @@ step shown again changes nothing).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +62,7 @@ from slack_sdk.errors import SlackApiError
 from shared.core.redaction import redact
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.tool_steps import StepFinished, StepStarted
-from shared.ports import Chat, Clock, Runtime
+from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.markdown import (
     MarkdownStream,
     cut_point,
@@ -75,10 +85,14 @@ from shared.slack.pacing import (
     text_of,
 )
 from shared.slack.prompts import notice_message
+from shared.slack.session_status import ThreadStatus
 
 log = structlog.get_logger()
 
-WORKING_STATUS = "is working…"
+STREAM_GONE = frozenset({"message_not_in_streaming_state", "stopped_by_user"})
+"""Slack's answers for a stream it no longer streams: cut after its lifetime, or stopped by a person."""
+KEEP_PROCESSING = "processing"
+"""The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
 EMPTIED = "…"
 """What a streamed message shows once a take-back left it no text."""
 MAX_CARDS_PER_MESSAGE = 24
@@ -129,6 +143,7 @@ class ThreadReply:
         *,
         clock: Clock,
         runtime: Runtime,
+        status: ThreadStatus,
         limits: ReplyLimits = DEFAULT_LIMITS,
         keep_shown_steps: Callable[[dict[str, str]], None] | None = None,
     ) -> None:
@@ -144,6 +159,8 @@ class ThreadReply:
             recipient_team: That person's team.
             clock: What time it is (intervals, stream ages, waits).
             runtime: Makes the lock and the timer that sends what waits.
+            status: The thread's status in Slack (the older status line
+                where agent sessions are refused).
             limits: When to roll over and how often to call Slack.
             keep_shown_steps: Keeps, durably, which steps the reply shows
                 final and where (``StreamPacer.shown_final``); called before
@@ -151,6 +168,7 @@ class ThreadReply:
         """
         self._client = client
         self._clock = clock
+        self._status = status
         self._channel = channel
         self._thread_ts = thread_ts
         self._recipient = {
@@ -174,6 +192,10 @@ class ThreadReply:
         self._fallback = not recipient_user and not channel.startswith("D")
         self._last_layout = 0.0
         self._status_at: float | None = None
+        self._feedback: list[dict[str, Any]] = []
+        """Blocks the last posted message ends with, once the answer is complete."""
+        self._halted = False
+        """A person stopped the turn: nothing more of the answer is shown."""
 
     # What the turn engine calls ------------------------------------------------
 
@@ -245,20 +267,29 @@ class ThreadReply:
             self._show_step(call_id)
             self._pump()
 
-    def notice(self, text: str) -> None:
-        """A notice of Agent Kourier's own (never the agent's words), after the answer."""
+    def notice(self, text: str, who: str | None = None) -> None:
+        """A notice of Agent Kourier's own (never the agent's words), after the answer.
+
+        With ``who`` (a user ID), the notice's ``{who}`` mentions that person.
+        """
         self.finish()
         with self._lock:
             self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, **notice_message(text)
+                channel=self._channel, thread_ts=self._thread_ts, **notice_message(text, who)
             )
 
-    def finish(self) -> None:
-        """The answer is complete: write all of it, close every step, stop streaming."""
+    def finish(self, blocks: Blocks = ()) -> None:
+        """The answer is complete: write all of it, close every step, stop streaming.
+
+        Args:
+            blocks: Blocks to show after the answer (its feedback buttons):
+                in the stream's last call, or in the last message posted. A
+                stream Slack cut before the end takes none.
+        """
         with self._lock:
             self._raise_failure()
             self._timer.close()
-            if not self._fallback:
+            if not self._fallback and not self._halted:
                 self._pacer.add_text(self._markdown.flush())
                 self._send_queue()
                 if self._stream() is None and self._pacer.carries_steps():
@@ -266,10 +297,32 @@ class ThreadReply:
                     self._start_stream(Start(self._pacer.carry, [], 0))
                 stream = self._stream()
                 if stream is not None:
-                    self._stop(stream, self._pacer.stop(stream.ts))
+                    self._stop(stream, self._pacer.stop(stream.ts), blocks=list(blocks))
             for step in self._steps.values():
                 if step["status"] == "in_progress":
                     step["status"] = "complete"
+            if self._fallback:
+                self._feedback = list(blocks)
+                self._write_messages(force=True)
+
+    def stopped(self, stopped_streams: Collection[str]) -> None:
+        """A person stopped the turn: the reply ends where it stands, and shows nothing more.
+
+        Args:
+            stopped_streams: The streams Slack stopped for the click
+                (``streaming_message_ts``). A stream of the reply it did not
+                stop is stopped here; what waited to be sent is dropped.
+        """
+        with self._lock:
+            self._timer.close()
+            self._halted = True
+            self._pacer.abandon()
+            stream = self._stream()
+            if stream is not None and stream.ts in stopped_streams:
+                stream.streaming = False
+                self._pacer.stop(stream.ts)
+            elif stream is not None:
+                self._stop(stream, self._pacer.stop(stream.ts))
             if self._fallback:
                 self._write_messages(force=True)
 
@@ -394,13 +447,9 @@ class ThreadReply:
         return any(message.ts for message in self._messages)
 
     def _set_status(self) -> None:
-        self._status_at = self._clock.time()
-        try:
-            self._client.assistant_threads_setStatus(
-                channel_id=self._channel, thread_ts=self._thread_ts, status=WORKING_STATUS
-            )
-        except SlackApiError as error:
-            log.info("slack_status_not_shown", error=error.response.get("error"))
+        """The older status line, where agent sessions are refused (see ``ThreadStatus``)."""
+        if self._status.working_line():
+            self._status_at = self._clock.time()
 
     # Streaming ------------------------------------------------------------------
 
@@ -472,7 +521,7 @@ class ThreadReply:
         except SlackApiError as error:
             self._pacer.shown_final = before
             code = error.response.get("error")
-            if code == "message_not_in_streaming_state":
+            if code in STREAM_GONE:
                 self._roll_over(stream, already_cut=True)
                 return
             if code == "msg_too_long":
@@ -506,16 +555,19 @@ class ThreadReply:
         else:
             self._stop(stream, stop)
 
-    def _stop(self, stream: _Message, stop: Stop) -> None:
-        """Stop a stream with what the pacer closes in it (Slack would show a pending step failed)."""
+    def _stop(self, stream: _Message, stop: Stop, blocks: Blocks = ()) -> None:
+        """Stop a stream with what the pacer closes in it (Slack would show a pending step failed).
+
+        ``blocks`` show after the stream's content (an answer's feedback buttons).
+        """
         self._showing(stop.steps, stream.ts)
         try:
-            if self._call_stop(stream, stop.chunks):
+            if self._call_stop(stream, stop.chunks, blocks):
                 stream.text += stop.closing
         except SlackApiError as error:
             if error.response.get("error") != "msg_too_long" or not stop.closing:
                 raise
-            self._call_stop(stream, stop.steps)
+            self._call_stop(stream, stop.steps, blocks)
         stream.streaming = False
         self._rewrite(stream)
 
@@ -526,12 +578,18 @@ class ThreadReply:
             self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
             stream.rewrite = False
 
-    def _call_stop(self, stream: _Message, chunks: list[Chunk]) -> bool:
-        """chat.stopStream; False when Slack had already cut the stream."""
+    def _call_stop(self, stream: _Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
+        """chat.stopStream; False when Slack had already cut or stopped the stream."""
         try:
-            self._client.chat_stopStream(channel=self._channel, ts=stream.ts, chunks=chunks or None)
+            self._client.chat_stopStream(
+                channel=self._channel,
+                ts=stream.ts,
+                chunks=chunks or None,
+                blocks=list(blocks) or None,
+                session_status=KEEP_PROCESSING,
+            )
         except SlackApiError as error:
-            if error.response.get("error") != "message_not_in_streaming_state":
+            if error.response.get("error") not in STREAM_GONE:
                 raise
             return False
         return True
@@ -631,6 +689,8 @@ class ThreadReply:
             blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
         if not blocks:
             return None
+        if message is self._messages[-1]:
+            blocks += self._feedback
         summary = text[start:end] or ", ".join(
             self._steps[key]["title"] for key, _ in message.cards
         )

@@ -173,7 +173,9 @@ class AlertDesk:
             self.records.change_ledger(self.trigger.name, lambda ledger: unadmit(ledger, at))
             self._release(claim)
             return Outcome(503, "later: Slack did not take the message")
-        turn = self._turn(ts, ts, messages.opening_turn(self.trigger.name, group))
+        turn = self._turn(
+            ts, ts, messages.opening_turn(self.trigger.name, group), title=group.title
+        )
         if not self.records.open_thread(claim, opened(claim, self.channel, ts), turn):
             return Outcome(200, "nothing: another request took the group over")
         hand_off(self.deps, turn)
@@ -214,7 +216,15 @@ class AlertDesk:
                 hand_off(self.deps, turn)
         return Outcome(200, "resolved the thread", thread.thread_ts)
 
-    def _turn(self, ts: str, thread_ts: str, text: str, thread: AlertThread | None = None) -> Turn:
+    def _turn(
+        self,
+        ts: str,
+        thread_ts: str,
+        text: str,
+        thread: AlertThread | None = None,
+        title: str | None = None,
+    ) -> Turn:
+        """A turn the alert starts (``title``: the thread's agent session is named after it)."""
         channel = thread.channel if thread else self.channel
         return Turn(
             id=f"{channel}-{ts}",
@@ -227,6 +237,7 @@ class AlertDesk:
             user="",
             text=text,
             trigger=self.trigger.name,
+            title=title,
         )
 
     # A flood -------------------------------------------------------------------

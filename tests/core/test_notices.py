@@ -61,13 +61,7 @@ def test_a_cancel_says_the_task_was_cancelled_or_that_it_could_not_be_stopped() 
     }
 
 
-def test_a_stop_says_who_stopped_the_turn_and_what_became_of_its_task() -> None:
-    notice = notices.stopped_by("<@U0BOB>")
-    assert notice.after(stopped=True) == "Stopped by <@U0BOB>, and the agent's task was cancelled."
-    assert notice.after(stopped=False) == (
-        "Stopped by <@U0BOB>. Agent Kourier could not stop the agent's task, "
-        "which may still be running."
-    )
+def test_a_stop_is_refused_to_others_in_one_sentence() -> None:
     assert notices.NOT_ALLOWED_TO_STOP == (
         "Only the person who wrote this message and this Binding's approvers "
         "can stop the agent here."

@@ -177,6 +177,26 @@ def test_a_carried_change_applies_to_its_own_session_only() -> None:
 
 
 @pytest.mark.parametrize(
+    ("current", "expected"),
+    [
+        # Its carrier's lease still runs: a stop takes it anyway, at a new generation.
+        (stored(), stored(generation=4, lease_until=AT + LEASE)),
+        (
+            stored(open_question="q-1"),
+            stored(generation=4, lease_until=AT + LEASE, open_question="q-1"),
+        ),
+        (stored(active_turn="T2"), None),  # the thread carries the next turn now
+        (free(), None),
+        (None, None),
+    ],
+)
+def test_a_stop_claims_the_session_of_its_turn_whoever_carries_it(
+    current: Session | None, expected: Session | None
+) -> None:
+    assert sessions.interrupt(current, "T1", AT, LEASE) == expected
+
+
+@pytest.mark.parametrize(
     ("current", "generation", "expected"),
     [
         (stored(), 3, stored(lease_until=AT)),

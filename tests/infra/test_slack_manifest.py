@@ -43,6 +43,9 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     # Accepts chat:write since 2026-03-05 (shared/research/slack-anchors.md),
     # so the app needs no assistant:write.
     "assistant.threads.setStatus": frozenset({"chat:write"}),
+    # The agent session methods check chat:write (shared/research/slack-agent-sessions.md).
+    "agents.sessions.setStatus": frozenset({"chat:write"}),
+    "agents.sessions.rename": frozenset({"chat:write"}),
     # users:read.email for the email in the actor line of a turn.
     "users.info": frozenset({"users:read", "users:read.email"}),
     "views.open": frozenset(),
@@ -58,12 +61,19 @@ SDK_HELPERS: dict[str, tuple[str, ...]] = {
 EVENT_SUBSCRIPTIONS: dict[str, tuple[str, ...]] = {
     "app_mention": ("app_mention",),
     "message": ("message.channels", "message.groups"),
+    "agent_session_stopped": ("agent_session_stopped",),
 }
 
 SUBSCRIPTION_SCOPES: dict[str, frozenset[str]] = {
     "app_mention": frozenset({"app_mentions:read"}),
     "message.channels": frozenset({"channels:history"}),
     "message.groups": frozenset({"groups:history"}),
+    "agent_session_stopped": frozenset(),
+}
+
+FEATURE_SCOPES: dict[str, frozenset[str]] = {
+    # Declaring the app an agent adds assistant:write (Slack adds it in the app settings too).
+    "agent_view": frozenset({"assistant:write"}),
 }
 
 
@@ -142,14 +152,16 @@ def required_subscriptions() -> set[str]:
 
 
 def required_scopes() -> set[str]:
-    """Bot scopes for every Web API method called and every event subscribed."""
+    """Bot scopes for every Web API method called, every event subscribed, every feature."""
     calls = called_api_methods()
     unknown = {method: where for method, where in calls.items() if method not in METHOD_SCOPES}
     assert unknown == {}, f"Web API methods without a scope in METHOD_SCOPES: {unknown}"
     scopes = {scope for method in calls for scope in METHOD_SCOPES[method]}
-    return scopes | {
-        scope for event in required_subscriptions() for scope in SUBSCRIPTION_SCOPES[event]
-    }
+    return (
+        scopes
+        | {scope for event in required_subscriptions() for scope in SUBSCRIPTION_SCOPES[event]}
+        | {scope for feature in FEATURE_SCOPES for scope in FEATURE_SCOPES[feature]}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +190,12 @@ def test_event_subscriptions_are_exactly_the_handled_event_types(manifest: dict[
         f"missing from the manifest: {sorted(needed - subscribed)}; "
         f"not handled by chat_ingress: {sorted(subscribed - needed)}"
     )
+
+
+def test_the_app_is_declared_an_agent(manifest: dict[str, Any]) -> None:
+    features = manifest["features"]
+    assert set(FEATURE_SCOPES) <= set(features)
+    assert 0 < len(features["agent_view"]["agent_description"]) <= 300
 
 
 def test_request_urls_are_filled_in_by_terraform(manifest: dict[str, Any]) -> None:

@@ -69,7 +69,7 @@ def test_a_replayed_stream_shows_each_step_once_and_the_answer_once(
         (call_id, name, "complete") for call_id, name in recording.tool_calls()
     ]
     methods = [call.method for call in stack_standin.calls() if posted.ts in call.params.values()]
-    assert methods[0] == "assistant.threads.setStatus", "the status showed before the answer"
+    assert methods[0] == "agents.sessions.setStatus", "the session was processing before the answer"
     assert [request["method"] for request in replay.received[-2:]] == [
         "SendStreamingMessage" if recording.version == "1.0" else "message/stream",
         "GetTask" if recording.version == "1.0" else "tasks/get",

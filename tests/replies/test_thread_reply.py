@@ -22,6 +22,7 @@ from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
 from shared.slack.pacing import ReplyLimits
 from shared.slack.reply import ThreadReply
+from shared.slack.session_status import AgentSessions, ThreadStatus
 from shared.system import SystemClock, ThreadRuntime
 from tests.core.reply_builders import call, chunk, result, text
 from tests.replies.support import (
@@ -50,6 +51,7 @@ def new_reply(
         team,
         clock=SystemClock(),
         runtime=ThreadRuntime(),
+        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
         limits=limits,
     )
 
@@ -342,13 +344,18 @@ def test_rate_limited_calls_wait_for_retry_after_and_lose_or_reorder_nothing(
 def test_the_status_is_set_again_while_nothing_is_posted_and_never_after(
     standin: SlackStandin, slack: WebClient, thread_ts: str
 ) -> None:
-    reply = new_reply(slack, thread_ts, ReplyLimits(status_refresh=0.5, stream_interval=0.05))
+    # The older status line, where the workspace refuses agent sessions.
+    standin.configure(agent_sessions=False)
+    try:
+        reply = new_reply(slack, thread_ts, ReplyLimits(status_refresh=0.5, stream_interval=0.05))
 
-    reply.working()
-    standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 3, timeout=30)
-    reply.append("Here it is.")
-    reply.finish()
-    time.sleep(1.0)
+        reply.working()
+        standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 3, timeout=30)
+        reply.append("Here it is.")
+        reply.finish()
+        time.sleep(1.0)
+    finally:
+        standin.configure(agent_sessions=True)
 
     calls = [call.method for call in standin.calls()]
     assert calls.index("chat.startStream") > max(

@@ -32,6 +32,7 @@ from shared.firestore import FirestoreDocuments
 from shared.ports import Chat
 from shared.slack.pacing import ReplyLimits
 from shared.slack.reply import ThreadReply
+from shared.slack.session_status import AgentSessions, ThreadStatus
 from shared.store import TURNS
 from shared.system import SystemClock, ThreadRuntime
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, status_update, task
@@ -54,6 +55,7 @@ class MemorySlack:
 
     chat_postMessage = chat_update = chat_startStream = chat_appendStream = _answer
     chat_stopStream = assistant_threads_setStatus = chat_postEphemeral = _answer
+    agents_sessions_setStatus = agents_sessions_rename = _answer
 
 
 def checkpoint_of_a_long_answer() -> Checkpoint:
@@ -67,6 +69,12 @@ def checkpoint_of_a_long_answer() -> Checkpoint:
         "T0KOURIER",
         clock=SystemClock(),
         runtime=ThreadRuntime(),
+        status=ThreadStatus(
+            MemorySlack(),  # type: ignore[arg-type]
+            "C0SHELL0001",
+            "1700000000.000000",
+            AgentSessions(),
+        ),
         limits=ReplyLimits(stream_interval=0.0, update_interval=0.0),
     )
     text_per_call = ANSWER_BYTES // TOOL_CALLS
