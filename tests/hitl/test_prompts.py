@@ -32,6 +32,7 @@ from shared.slack.prompts import (
     modal_errors,
     parse_interaction,
     render_prompt,
+    render_stopped,
 )
 from tests.hitl.builders import (
     ADA,
@@ -331,6 +332,26 @@ def test_after_a_timeout_the_questions_say_the_task_was_cancelled_and_take_no_cl
     progress.time_out(AT)
     prompt = rendered(progress)
     assert notices.SHOWN_QUESTION_TIMED_OUT in Slack().post(prompt) and buttons(prompt.blocks) == []
+
+
+@pytest.mark.parametrize(
+    "progress",
+    [
+        ledger(approval(tool("t1"), tool("t2"))),
+        sheet(ask(question("Region?", ["eu"]), question("Why?"))),
+    ],
+    ids=["approval", "questions"],
+)
+def test_a_prompt_whose_turn_was_stopped_says_who_stopped_it_and_takes_no_clicks(
+    progress: ApprovalLedger | AnswerSheet,
+) -> None:
+    prompt = render_stopped(progress, "U0BOB")
+    assert isinstance(prompt, Prompt)
+    seen = Slack().post(prompt)
+    assert "Stopped by <@U0BOB>" in seen
+    assert buttons(prompt.blocks) == [] and action_ids(prompt.blocks) == {}
+    assert notices.REPLY_ALSO_ANSWERS not in seen and notices.REPLY_TO_ANSWER not in seen
+    check_blocks(prompt.blocks)
 
 
 def test_a_nested_question_says_which_sub_agent_asks() -> None:

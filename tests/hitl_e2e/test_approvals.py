@@ -353,9 +353,10 @@ def test_the_steps_of_the_paused_turn_are_not_shown_again_after_the_answer(
     answer = thread.answer("The file is gone.")
 
     # The answer shows its own step: the gated call, taken from the paused
-    # task where it was made, then its result, before the text.
-    assert (
-        answer.rendered == '[x] delete_file - {"path": "/tmp/x"} -> {"ok": true}\nThe file is gone.'
+    # task where it was made, then its result, before the text (and its
+    # feedback buttons).
+    assert answer.rendered == (
+        '[x] delete_file - {"path": "/tmp/x"} -> {"ok": true}\nThe file is gone.\n[👍] [👎]'
     )
     steps = [card.title for m in thread.bot_messages() for card in m.tasks]
     assert steps.count("read_runbook") == 1
