@@ -169,6 +169,39 @@ resource "google_logging_metric" "kourier" {
   depends_on = [time_sleep.apis_ready]
 }
 
+# What people thought of each agent backend's answers: every 👍 or 👎 that set
+# or changed a person's rating of an answer (shared/feedback.py).
+resource "google_logging_metric" "feedback" {
+  project     = var.project_id
+  name        = "agentkourier_feedback_total"
+  description = "Ratings people gave answers with the feedback buttons, by agent backend and rating (up, down)."
+  filter      = "${local.kourier_logs} AND jsonPayload.message=\"feedback_recorded\""
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+
+    labels {
+      key         = "backend"
+      value_type  = "STRING"
+      description = "The agentBackends name of the answer."
+    }
+    labels {
+      key         = "rating"
+      value_type  = "STRING"
+      description = "up or down."
+    }
+  }
+
+  label_extractors = {
+    backend = "EXTRACT(jsonPayload.backend)"
+    rating  = "EXTRACT(jsonPayload.rating)"
+  }
+
+  depends_on = [time_sleep.apis_ready]
+}
+
 resource "google_monitoring_alert_policy" "log_event" {
   for_each = local.log_alerts
 

@@ -21,6 +21,7 @@ commands, and what each needs running:
   agent check BACKEND   the agent, running; and a config: $KOURIER_CONFIG, or else the
                         one ./kourier up wrote ({config})
   test                  nothing: the tests start what they need on ports of their own
+  feedback BACKEND      Firestore: ./kourier up running, or GOOGLE_CLOUD_PROJECT set
   lint                  nothing: ruff and mypy on shared/, functions/ and local/
   sim                   nothing: the simulator runs everything in one process
   bench [NAME...]       nothing: each benchmark starts and stops its own stack
@@ -85,6 +86,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     alert.add_argument("--resolved", action="store_true", help="send the alert group resolved")
     alert.add_argument("--file", default=None, help="send this notification (JSON) instead")
+    feedback = commands.add_parser(
+        "feedback",
+        help="what people thought of an agent backend's answers (👍 and 👎)",
+        description="Print how many answers of BACKEND people liked and disliked (each "
+        "person's latest click), and the disliked answers, newest first. Reads the Firestore "
+        "of GOOGLE_CLOUD_PROJECT, or else of ./kourier up.",
+    )
+    feedback.add_argument("backend", help="the agentBackends name")
+    feedback.add_argument(
+        "--limit", type=int, default=20, help="disliked answers to list (%(default)s)"
+    )
     args, extra = parser.parse_known_args(argv)
     if extra and args.command not in ("test", "sim", "bench"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
@@ -119,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
             wait=args.wait,
         )
         return saying.main(request, f"http://127.0.0.1:{StackPorts.from_env().slack}")
+    if args.command == "feedback":
+        from local.feedback import main as feedback_main
+
+        return feedback_main(args.backend, args.limit)
     if args.command == "alert":
         from local.alert import main as alert_main
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from local.feedback import report
 from local.slack_standin.models import Message
 from shared.core import notices
 from shared.core.feedback import ACTION_ID, Rating
@@ -185,6 +186,10 @@ def test_feedback_is_one_record_per_person_and_answer_and_the_last_click_wins(
     assert {r["backend"] for r in records} == {"faulty"}
     tally = tally_of(FirestoreDocuments(faults.db), "faulty")
     assert turn_id in [record.turn_id for record in tally.disliked]
+    # What `kourier feedback faulty` prints: the tally, then Alice's 👎 on this answer.
+    printed = report(tally, limit=50).splitlines()
+    assert printed[0] == f"Feedback on faulty's answers: {tally.up} 👍, {tally.down} 👎"
+    assert any(f"by {ALICE}" in line and f"(turn {turn_id})" in line for line in printed)
     recorded = [
         r for r in logged(faults, "chat_ingress", "feedback_recorded") if r["turn"] == turn_id
     ]
