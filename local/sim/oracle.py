@@ -17,6 +17,9 @@ one place the product keeps them.
 - S4 A turn's sends carry its fixed messageId; a new turn never sets taskId.
 - S6 Every notice is a known sentence, and none is repeated for one turn;
   no agent error text (the canary) reaches Slack.
+- S7 A turn ends ``stopped`` only after someone who may stop it (its author
+  or an approver) pressed the stop button while the thread carried it, and
+  its thread is told so.
 - L  Liveness: every turn is done once the faults stop.
 """
 
@@ -80,13 +83,26 @@ def known_notices() -> set[str]:
             sentences.add(value)
         elif hasattr(value, "__dataclass_fields__"):  # a notice with variants (CancelNotice)
             sentences |= {v for v in vars(value).values() if isinstance(v, str)}
-    return sentences
+    return sentences | stop_notices()
+
+
+def stop_notices() -> set[str]:
+    """What a thread is told when one of the people stopped its turn."""
+    from local.sim.people import PEOPLE
+    from shared.core import notices
+
+    variants = (notices.STOPPED.stopped, notices.STOPPED.not_stopped)
+    return {text.replace("{who}", f"<@{user}>") for text in variants for user in PEOPLE}
 
 
 def visible_text(message: SlackMessage) -> str:
-    """The text a person reads in one bot message (markdown blocks, else its text)."""
-    if message.blocks:
-        return "".join(b.get("text", "") for b in message.blocks if b.get("type") == "markdown")
+    """The text a person reads in one bot message (markdown blocks, else its text).
+
+    An answer's feedback buttons (a ``context_actions`` block after it) hold no text.
+    """
+    blocks = [b for b in message.blocks if b.get("type") != "context_actions"]
+    if blocks:
+        return "".join(b.get("text", "") for b in blocks if b.get("type") == "markdown")
     return "" if message.text == "…" else message.text
 
 
@@ -125,6 +141,7 @@ class Oracle:
         self.message_ids()
         self.approvals()
         self.thread_texts(turns)
+        self.stops(turns)
         self.hygiene()
         return self.violations
 
@@ -259,25 +276,21 @@ class Oracle:
         """Every tool approved in an answer was approved on its prompt by an approver's click."""
         from local.sim.people import APPROVERS
 
+        # A click is on a prompt of its question (the action_id names it): a prompt
+        # posted twice, by a carrier that died before it stored the ts and by the
+        # function that took over, is the same question's.
         approved: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for click in self.sim.people.clicks:
-            _prefix, _key, verb, *rest = click.action_id.split(":")
+            _prefix, key, verb, *rest = click.action_id.split(":")
             if click.user in APPROVERS and verb in ("approve", "approve_all"):
-                approved[click.message_ts].append((click.at_us, rest[0] if rest else "*"))
-        questions = self.sim.documents.collections.get("kourier_questions", {})
+                approved[key].append((click.at_us, rest[0] if rest else "*"))
         for request in self.sim.agents.requests:
             payload = (request.metadata or {}).get(HITL) or {}
             if payload.get("type") != "tool_approval_response":
                 continue
             key = (request.message_id or "").removeprefix("answer-").rsplit("-", 1)[0]
-            stored = questions.get(key)
-            prompt_ts = stored.data.get("prompt_ts") if stored is not None else None
             for index, approval in enumerate(payload.get("approvals", [])):
-                clicks = [
-                    at
-                    for at, tool in approved.get(prompt_ts or "", [])
-                    if tool in ("*", str(index))
-                ]
+                clicks = [at for at, tool in approved.get(key, []) if tool in ("*", str(index))]
                 if approval.get("approved") is True and not any(
                     at <= request.at_us for at in clicks
                 ):
@@ -288,6 +301,33 @@ class Oracle:
                     )
                 if approval.get("approved") is False and not approval.get("rejection_reason"):
                     self.fail("S5 reason", f"tool {approval.get('id')} denied without a reason")
+
+    # S7 ------------------------------------------------------------------------------------
+
+    def stops(self, turns: dict[str, list[tuple[int, str, dict[str, Any]]]]) -> None:
+        from local.sim.people import APPROVERS
+
+        told = stop_notices()
+        for turn_id, writes in turns.items():
+            done = [data for _at, _inv, data in writes if data.get("status") == "done"]
+            if not done or done[0].get("outcome") != "stopped":
+                continue
+            author = writes[0][2].get("user")
+            allowed = [
+                press
+                for press in self.sim.people.stops
+                if press.turn == turn_id and (press.user in APPROVERS or press.user == author)
+            ]
+            if not allowed:
+                self.fail("S7 stopped", f"turn {turn_id} stopped without an allowed stop")
+            shown = [
+                message
+                for messages in self.sim.slack.channels.values()
+                for message in messages
+                if message.turn == turn_id and notice_text(message, told) in told
+            ]
+            if not shown:
+                self.fail("S7 untold", f"turn {turn_id} stopped and its thread was not told")
 
     # S3 and S6 -------------------------------------------------------------------------------
 
@@ -386,6 +426,9 @@ class Oracle:
             for card in message.cards.values():
                 if message.stream == "expired" and card.status == "in_progress":
                     self.accept("step left in a cut stream", f"turn {turn_id}: {card.id}")
+                    continue
+                if message.stopped_by is not None and card.status == "in_progress":
+                    self.accept("step left in a stopped stream", f"turn {turn_id}: {card.id}")
                     continue
                 cards[card.id].append((card.status, card.output))
             for block in message.blocks:

@@ -9,6 +9,12 @@ them with the virtual time: a mention arrives twice (``app_mention`` and
 ``message``, two event IDs), and a callback whose acknowledgement took
 longer than 3 s is sent again with the same event ID, at once, after a
 minute and after five, as Slack retries.
+
+Some threads also get a click on the agent session's stop button, at a
+random moment after their first post, by a random person (who may not be
+allowed to stop the turn): if the session is processing then, Slack stops
+the app's streams in the thread and sends ``agent_session_stopped``,
+sometimes twice.
 """
 
 from __future__ import annotations
@@ -101,6 +107,16 @@ class People:
                         mention,
                     )
                 )
+        stops = random.Random(sim.world.stream("workload/stops").random())
+        self.stop_plan = [
+            StopPlan(
+                post.at_us + us(stops.uniform(0.5, 90)), post.thread, stops.choice(list(PEOPLE))
+            )
+            for post in self.plan
+            if post.text.startswith("question ") and stops.random() < 0.2
+        ]
+        self.stops: list[StopPressed] = []
+        """Every click on a stop button that showed, in order."""
         self.thread_ts: dict[int, str] = {}
         self.written: list[tuple[Post, str]] = []
         """Each post with its Slack ts."""
@@ -110,6 +126,44 @@ class People:
     def schedule(self) -> None:
         for post in sorted(self.plan, key=lambda p: (p.at_us, p.thread)):
             self.sim.world.call_at(post.at_us, partial(self._write, post))
+        for stop in self.stop_plan:
+            self.sim.world.call_at(stop.at_us, partial(self.press_stop, stop))
+
+    def press_stop(self, stop: StopPlan) -> None:
+        """A person presses the thread's stop button, if it shows; Slack tells the app."""
+        sim = self.sim
+        thread_ts = self.thread_ts.get(stop.thread)
+        channel = next((p.channel for p in self.plan if p.thread == stop.thread), "")
+        if thread_ts is None:
+            return
+        streams = sim.slack.press_stop(channel, thread_ts, stop.user)
+        if streams is None:
+            return
+        turn = sim.slack.active_turn(channel, thread_ts)
+        self.stops.append(StopPressed(sim.world.now_us, stop.user, channel, thread_ts, turn))
+        sim.world.log("stop", channel, thread_ts, stop.user, turn)
+        envelope = {
+            "token": "sim",
+            "team_id": TEAM,
+            "api_app_id": "A0KOURIER",
+            "type": "event_callback",
+            "event_id": f"EvStop{thread_ts.replace('.', '')}{len(self.stops)}",
+            "event_time": int(sim.slack_time(sim.world.now_us)),
+            "event": {
+                "type": "agent_session_stopped",
+                "channel": channel,
+                "user": stop.user,
+                "thread_ts": thread_ts,
+                "streaming_message_ts": streams,
+                "event_ts": f"{sim.slack_time(sim.world.now_us):.6f}",
+            },
+        }
+        rng = sim.world.stream("people/stop", thread_ts)
+        sim.platform.later(us(rng.uniform(0.01, 0.3)), partial(self.deliver_event, envelope, 0))
+        if rng.random() < 0.3:  # delivered twice (a retry whose first delivery got through)
+            again = us(rng.uniform(0.05, 20))
+            last = len(SLACK_RETRIES_US)
+            sim.platform.later(again, partial(self.deliver_event, envelope, last))
 
     def last_post_us(self) -> int:
         return max(post.at_us for post in self.plan)
@@ -266,6 +320,26 @@ class People:
 
         sim.platform.invoke("chat_ingress", label, work, on_end)
         sim.world.call_later(ACK_LIMIT_US + 1, ack_limit)
+
+
+@dataclass(frozen=True)
+class StopPlan:
+    """A click on a thread's stop button someone will make (if it shows then)."""
+
+    at_us: int
+    thread: int
+    user: str
+
+
+@dataclass(frozen=True)
+class StopPressed:
+    """A click on a thread's stop button, and the turn its session carried then."""
+
+    at_us: int
+    user: str
+    channel: str
+    thread_ts: str
+    turn: str | None
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,8 @@ class SlackMessage:
     turn: str | None = None
     """The turn the thread's session carried when it was posted."""
     updates: int = 0
+    stopped_by: str | None = None
+    """The person whose click on the stop button stopped it (it then answers stopped_by_user)."""
 
 
 @dataclass
@@ -286,6 +288,21 @@ class SimSlack:
         else:
             self.statuses.pop((channel, thread_ts), None)
 
+    def press_stop(self, channel: str, thread_ts: str, user: str) -> list[str] | None:
+        """A person presses the stop button: the app's streams in the thread stop.
+
+        None when no button shows (the session is not processing); else the
+        ts of each stream it stopped (``streaming_message_ts``).
+        """
+        if self.sessions.get((channel, thread_ts), ("", 0))[0] != "processing":
+            return None
+        stopped = []
+        for message in self.thread(channel, thread_ts):
+            if message.user == BOT_USER and message.stream == "streaming":
+                message.stream, message.stopped_by = "stopped", user
+                stopped.append(message.ts)
+        return stopped
+
     def set_session_status(self, channel: str, thread_ts: str, status: str) -> None:
         self._channel(channel)
         if self.message(channel, thread_ts) is None:
@@ -335,6 +352,8 @@ class SimSlack:
 
     def _streaming(self, channel: str, ts: str) -> SlackMessage:
         message = self._bot_message(channel, ts)
+        if message.stopped_by is not None:
+            raise SlackError("stopped_by_user")
         if message.stream != "streaming":
             raise SlackError("message_not_in_streaming_state")
         return message
