@@ -76,7 +76,8 @@ def test_a_streamed_answer_shows_its_text_once_and_each_step_once(
     reply = new_reply(slack, thread_ts)
     assembler = ReplyAssembler()
     reply.working()
-    assert standin.thread_status(CHANNEL, thread_ts) is not None
+    session = standin.agent_session(CHANNEL, thread_ts)
+    assert session is not None and session.status == "processing"
 
     play(
         reply,
@@ -97,7 +98,9 @@ def test_a_streamed_answer_shows_its_text_once_and_each_step_once(
     assert cards([message]) == [("call-1", "search", "complete")]
     assert message.tasks[0].details == '{"q": "weather"}'
     assert message.tasks[0].output == '{"sunny": true}'
-    assert standin.thread_status(CHANNEL, thread_ts) is None, "the answer clears the status"
+    assert standin.thread_status(CHANNEL, thread_ts) is None, "no older status line"
+    session = standin.agent_session(CHANNEL, thread_ts)
+    assert session is not None and session.status == "processing", "the turn sets the next one"
 
 
 def test_an_answer_streamed_longer_than_the_rollover_limit_arrives_whole_in_order(
