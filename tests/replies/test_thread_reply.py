@@ -372,17 +372,21 @@ def test_a_reply_closed_after_its_run_failed_calls_slack_no_more(
     # A function whose run failed (here Slack refused the stream) must leave
     # the thread to the one that takes the turn over: no status set again, no
     # queued text sent from the dead run.
-    reply = new_reply(slack, thread_ts, ReplyLimits(status_refresh=0.3, stream_interval=0.05))
-    reply.working()
-    standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 2, timeout=30)
-    standin.fail("chat.startStream")  # the reply falls back to ordinary messages,
-    standin.fail("chat.postMessage")  # and Slack refuses those too
-    with pytest.raises(SlackApiError):
-        reply.append("Here it is.")
+    standin.configure(agent_sessions=False)  # the older status line, set again and again
+    try:
+        reply = new_reply(slack, thread_ts, ReplyLimits(status_refresh=0.3, stream_interval=0.05))
+        reply.working()
+        standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 2, timeout=30)
+        standin.fail("chat.startStream")  # the reply falls back to ordinary messages,
+        standin.fail("chat.postMessage")  # and Slack refuses those too
+        with pytest.raises(SlackApiError):
+            reply.append("Here it is.")
 
-    reply.close()
-    calls = len(standin.calls())
-    time.sleep(1.5)  # five status refreshes, and the queued text due many times over
+        reply.close()
+        calls = len(standin.calls())
+        time.sleep(1.5)  # five status refreshes, and the queued text due many times over
+    finally:
+        standin.configure(agent_sessions=True)
 
     assert len(standin.calls()) == calls
     assert not bot_replies(standin, thread_ts)
