@@ -682,9 +682,9 @@ class TurnRun:
         """A paused turn taken over: the timer or answer that claimed it died.
 
         The question's state says what was under way: an answer taken and
-        not yet sent is sent; a question still open has waited out its time
-        (its lease ran out after its timeout); one that ended without its
-        turn ending timed out.
+        not yet sent is sent; for a question still open the task is read
+        again (as a send of unknown outcome, as before); one that ended
+        without its turn ending timed out.
         """
         key = self.session.open_question
         question = self.questions.get(key) if key else None
@@ -693,8 +693,11 @@ class TurnRun:
             if question.status == "answering":
                 self._send_answer(question)
                 return
-            if question.status == "open":
-                self._question_timed_out(question.key)
+            if question.status == "open" and self.machine is not None:
+                # Read the task: still waiting, the pause is shown again (and its
+                # timer set); ended, the turn ends as the task did.
+                self.machine.state.phase = Phase.SEND  # as a send of unknown outcome
+                self._run(self._handle(CallFailed(Failure.UNKNOWN)))
                 return
         self._ending = "question_timed_out"
         self._cancel(notices.QUESTION_TIMED_OUT)

@@ -56,6 +56,20 @@ KNOWN = {
         "question ",
         "seeds 60, 153 fixed by shell2's S1; kept for paths not yet explained (shell2)",
     ),
+    "S5 approver": (
+        "was approved in answer-",
+        (
+            "seeds 140, 468 (shell2, 22:35, NOT explained): after a paused turn is taken over "
+            "and its task read again, an answer carries an approval the oracle ties to no click"
+        ),
+    ),
+    "S2 order": (
+        "which came first in Slack and was already stored",
+        (
+            "seeds 1246, 1729 (shell2, 22:38, NOT explained): since shell2's take-over changes "
+            "a later turn of the thread is sent first; to investigate"
+        ),
+    ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
 }
 """Rules today's code is known to break: code -> (what the detail must contain, why)."""
