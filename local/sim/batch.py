@@ -44,7 +44,9 @@ class Batch:
         return sum(summary.turns for summary in self.histories)
 
 
-def run_batch(first: int, seconds: float, workers: int, at_least: int) -> Batch:
+def run_batch(
+    first: int, seconds: float, workers: int, at_least: int, at_most: int | None = None
+) -> Batch:
     """Run seeds from ``first`` in ``workers`` processes for about ``seconds`` of wall time.
 
     Args:
@@ -52,14 +54,17 @@ def run_batch(first: int, seconds: float, workers: int, at_least: int) -> Batch:
         seconds: No worker starts a history after this many seconds.
         workers: How many processes.
         at_least: Seeds run whatever the time (spread over the workers).
+        at_most: No seed past ``first + at_most - 1`` runs, however fast the
+            machine: a gate that must not flake runs only seeds known to pass.
     """
+    last = None if at_most is None else first + at_most - 1
     started = time.monotonic()
     share = -(-at_least // workers)
     context = multiprocessing.get_context("spawn")
     batch = Batch(workers=workers)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = [
-            pool.submit(_worker, first + index, workers, seconds, share, started)
+            pool.submit(_worker, first + index, workers, seconds, share, started, last)
             for index in range(workers)
         ]
         for future in futures:
@@ -72,7 +77,7 @@ def run_batch(first: int, seconds: float, workers: int, at_least: int) -> Batch:
 
 
 def _worker(
-    first: int, step: int, seconds: float, share: int, started: float
+    first: int, step: int, seconds: float, share: int, started: float, last: int | None
 ) -> tuple[list[Summary], float]:
     from local.sim.cli import quiet_logging
     from local.sim.run import run_seed
@@ -83,6 +88,8 @@ def _worker(
     seed = first
     # time.monotonic is one clock for every process of the machine (CLOCK_MONOTONIC).
     while len(histories) < share or time.monotonic() - started < seconds:
+        if last is not None and seed > last:
+            break
         result = run_seed(seed)
         broken = tuple((violation.code, violation.detail) for violation in result.violations)
         histories.append(Summary(seed, result.turns, broken))
