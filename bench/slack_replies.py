@@ -32,7 +32,6 @@ from typing import Any
 from google.cloud import firestore
 
 from bench.report import Figure, percentile, table
-
 from local.emulators import EmulatorEnv, EmulatorPorts, exported
 from local.replay_agent import REPLAY_CHANNELS, Recording, ReplayAgent, running_replay_stack
 from local.slack_standin.client import SlackStandin
@@ -40,7 +39,24 @@ from local.slack_standin.models import ApiCall
 from local.stack import StackPorts
 from shared.store import TURNS
 
-WORDS = ["the", "agent", "streams", "its", "answer", "a", "few", "words", "at", "a", "time", "while", "Slack", "shows", "it", "live"]
+WORDS = [
+    "the",
+    "agent",
+    "streams",
+    "its",
+    "answer",
+    "a",
+    "few",
+    "words",
+    "at",
+    "a",
+    "time",
+    "while",
+    "Slack",
+    "shows",
+    "it",
+    "live",
+]
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 
 

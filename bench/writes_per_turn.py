@@ -63,7 +63,7 @@ def writes_in(log_dir: Path, start: float, end: float) -> list[Write]:
             if '"firestore_write"' not in line:
                 continue
             entry = json.loads(line)
-            at = datetime.fromisoformat(entry["time"].replace("Z", "+00:00")).timestamp()
+            at = datetime.fromisoformat(entry["time"]).timestamp()
             if start <= at <= end:
                 found.append(Write(at, entry["collection"], entry["document"]))
     return sorted(found, key=lambda write: write.at)

@@ -22,7 +22,7 @@ commands, and what each needs running:
                         one ./kourier up wrote ({config})
   test                  nothing: the tests start what they need on ports of their own
   feedback BACKEND      Firestore: ./kourier up running, or GOOGLE_CLOUD_PROJECT set
-  lint                  nothing: ruff and mypy on shared/, functions/ and local/
+  lint                  nothing: ruff on every Python file, mypy --strict on pyproject.toml's files
   sim                   nothing: the simulator runs everything in one process
   bench [NAME...]       nothing: each benchmark starts and stops its own stack
 """
@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
-LINTED = ("shared", "functions", "local")
-"""The product and its local tooling (tests and benchmarks are not linted yet)."""
+LINTED = ("shared", "functions", "local", "tests", "bench")
+"""Every Python file of the repo (mypy's files are pyproject.toml's)."""
 
 
 def _lint() -> int:

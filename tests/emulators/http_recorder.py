@@ -11,6 +11,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 DELIVERY_TIMEOUT_SECONDS = 60.0
 
@@ -113,7 +114,7 @@ class HttpRecorder:
             endpoint.in_flight -= 1
             return endpoint.statuses.pop(0) if endpoint.statuses else 200
 
-    def __enter__(self) -> HttpRecorder:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 

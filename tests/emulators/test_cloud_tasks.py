@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -114,7 +115,7 @@ def test_failing_task_is_retried_after_the_queue_backoff_then_dropped(
 
     attempts = failing.wait_for_requests(MAX_ATTEMPTS)
     gaps = [
-        later.received_at - earlier.received_at for earlier, later in zip(attempts, attempts[1:])
+        later.received_at - earlier.received_at for earlier, later in itertools.pairwise(attempts)
     ]
     assert gaps[0] >= MIN_BACKOFF.total_seconds()
     assert gaps[1] >= 2 * MIN_BACKOFF.total_seconds()

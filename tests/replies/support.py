@@ -6,6 +6,7 @@ whole stack and its replay agents from 26100, the emulators shifted to 263xx).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -65,7 +66,7 @@ def seams_in_code(messages: Iterable[Message]) -> int:
     texts = [shown_text(message) for message in messages]
     return sum(
         1
-        for before, after in zip(texts, texts[1:])
+        for before, after in itertools.pairwise(texts)
         if (match := _REOPENED_FENCE.match(after)) and before.endswith("\n" + match.group(1))
     )
 
