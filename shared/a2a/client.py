@@ -18,6 +18,7 @@ and failures are the classified errors of ``errors``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ import structlog
 
 from shared.a2a import wire
 from shared.a2a.discovery import AgentCard, CardCache, fetch_card
-from shared.a2a.errors import CardUnusable, MethodUnavailable, OutcomeUnknown
+from shared.a2a.errors import CardUnusable, LookupIncomplete, MethodUnavailable, OutcomeUnknown
 from shared.a2a.trace import current_trace
 from shared.a2a.transport import HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, CallKind, Transport
 from shared.a2a.wire import Method
@@ -42,6 +43,14 @@ LIST_PAGE_SIZE = 100
 """The largest pageSize A2A 1.0 allows."""
 LIST_SECONDS = 300.0
 """The longest the pages of one ListTasks walk may take, together."""
+
+
+@dataclass(frozen=True)
+class TaskList:
+    """What ListTasks returned; ``complete`` is False when the page limit cut it."""
+
+    tasks: tuple[Task, ...]
+    complete: bool
 
 
 class AgentClient:
@@ -203,20 +212,29 @@ class AgentClient:
         """
         return self._task_call(Method.CANCEL, {"id": task_id}, CallKind.OTHER)
 
-    def list_tasks(self, context_id: str) -> list[Task]:
+    def list_tasks(self, context_id: str) -> TaskList:
         """The tasks of a context with their history (ListTasks, A2A 1.0 only).
 
-        Follows nextPageToken for up to ``LIST_PAGE_LIMIT`` pages. Artifacts
-        are not asked for, so the tasks carry none.
+        Follows nextPageToken for up to ``LIST_PAGE_LIMIT`` pages; a list cut
+        there says it is not complete. Artifacts are not asked for, so the
+        tasks carry none.
 
         Raises:
             MethodUnavailable: The agent speaks 0.3, which has no ListTasks.
             AgentError: Another classified failure.
         """
-        return [task for page in self._task_pages(context_id) for task in page]
+        tasks: list[Task] = []
+        more = False
+        for page, more in self._task_pages(context_id):
+            tasks += page
+        return TaskList(tuple(tasks), complete=not more)
 
-    def _task_pages(self, context_id: str) -> Iterator[list[Task]]:
-        """ListTasks page by page (one in memory at a time), all within ``LIST_SECONDS``."""
+    def _task_pages(self, context_id: str) -> Iterator[tuple[list[Task], bool]]:
+        """ListTasks page by page (one in memory at a time), all within ``LIST_SECONDS``.
+
+        Each page comes with whether the agent has more after it: true for
+        the last page read means the page limit cut the list.
+        """
         if not self.supports_list_tasks:
             raise MethodUnavailable("ListTasks is not part of A2A 0.3")
         deadline = self._clock.monotonic() + LIST_SECONDS
@@ -235,7 +253,7 @@ class AgentClient:
                 CallKind.OTHER,
             )
             page, token = wire.list_page_from_json(result)
-            yield page
+            yield page, bool(token)
             if not token:
                 break
 
@@ -246,13 +264,29 @@ class AgentClient:
         in some task's history counts.
 
         Raises:
+            LookupIncomplete: The list was cut at its page limit without the
+                message: it may be in a task not read.
             MethodUnavailable: The agent speaks 0.3.
             AgentError: Another classified failure.
         """
-        for page in self._task_pages(context_id):
+        more, read = False, 0
+        for page, more in self._task_pages(context_id):
+            read += len(page)
             for task in page:
                 if any(m.message_id == message_id for m in task.history):
                     return task
+        if more:
+            log.warning(
+                "list_tasks_incomplete",
+                agent=self.backend.name,
+                context=context_id,
+                pages=LIST_PAGE_LIMIT,
+                tasks=read,
+            )
+            raise LookupIncomplete(
+                f"ListTasks of context {context_id} stopped at {LIST_PAGE_LIMIT} pages "
+                f"without message {message_id}"
+            )
         return None
 
     def base_headers(self) -> dict[str, str]:

@@ -109,6 +109,15 @@ class ResponseTooLarge(AgentError):
     reason = notices.RESPONSE_TOO_LARGE
 
 
+class LookupIncomplete(AgentError):
+    """ListTasks stopped at its page limit before the turn was found.
+
+    Whether the agent has the turn is unknown: the lookup is retried, and
+    the turn fails after 15 minutes. It is never taken as absent, which
+    would send the turn again.
+    """
+
+
 class MethodUnavailable(AgentError):
     """The protocol version on the wire has no such method (ListTasks on 0.3)."""
 

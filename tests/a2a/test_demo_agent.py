@@ -211,9 +211,9 @@ def test_list_tasks_follows_pages_and_finds_a_turn_by_message_id(
     list(client.send(_turn("another conversation")))
     httpx.delete(demo_agent + "_demo/received")
 
-    tasks = client.list_tasks(context_id)
+    listed = client.list_tasks(context_id)
 
-    assert sorted(t.id for t in tasks) == sorted(task_ids)
+    assert listed.complete and sorted(t.id for t in listed.tasks) == sorted(task_ids)
     calls = [r for r in _received(demo_agent) if r["method"] == "ListTasks"]
     assert (
         len(calls) == 2

@@ -162,9 +162,9 @@ def test_adk_list_tasks_follows_pages(peer_url: PeerUrl, make_client: MakeClient
     later = [_turn(context_id=context_id) for _ in range(2)]
     task_ids = [task_id] + [_task_of(list(client.send(m)))[0] for m in later]
 
-    tasks = client.list_tasks(context_id)
+    listed = client.list_tasks(context_id)
 
-    assert sorted(t.id for t in tasks) == sorted(task_ids)
+    assert listed.complete and sorted(t.id for t in listed.tasks) == sorted(task_ids)
     found = client.task_holding_message(context_id, later[1].message_id)
     assert found is not None and found.id == task_ids[2]
 

@@ -117,6 +117,8 @@ class Script:
     stays_in: list[str] = field(default_factory=list)
     """The states the first tasks stay in after their pieces, one per task in order, instead of
     completing: paused (auth-required), or working and silent for ever. Later tasks complete."""
+    endless_list: bool = False
+    """ListTasks pages never end (each page empty, with a next page token)."""
     cancelable: bool = False
     """Whether CancelTask cancels a running task (else every cancel is refused with -32002)."""
     reached: threading.Event = field(default_factory=threading.Event)
@@ -384,6 +386,10 @@ class FaultyAgent:
             exchange.json(_result(task.snapshot()))
 
     def _list_tasks(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        if self.script.endless_list:
+            page = int(params.get("pageToken") or 0)
+            exchange.json(_result({"tasks": [], "nextPageToken": str(page + 1)}))
+            return
         context_id = params.get("contextId")
         with self._lock:
             tasks = [t for t in self.tasks.values() if t.context_id == context_id]

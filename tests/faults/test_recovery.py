@@ -1,0 +1,40 @@
+"""Recovery lookups: a turn that may be in the agent's context is looked up, not re-sent.
+
+When a send's outcome is unknown on a 1.0 agent, the turn is looked up with
+ListTasks (contract, Methods: ListTasks). A lookup cut at its page limit is
+incomplete, not "absent": it is retried and never sends the turn again.
+"""
+
+from __future__ import annotations
+
+from tests.faults.agent import DEFAULT_PIECES, Script
+from tests.faults.test_leases import logged
+
+from .conftest import TURN_WAIT, Faults, expected_reply, read_reply
+
+
+def test_a_lookup_cut_at_its_page_limit_is_retried_and_never_taken_for_absent(
+    faults: Faults,
+) -> None:
+    first = faults.say("a thread with a context")
+    faults.wait_until_answered(first.ts)
+    faults.agent.forget()
+    script = faults.agent.use(Script(taken_then_dropped=True, endless_list=True))
+    second = faults.say("taken, then the connection dropped", thread_ts=first.ts)
+    message_id = faults.message_id(second.ts)
+
+    # Two lookups cut at 100 pages each: whether the agent has the turn is unknown.
+    faults.standin.wait_for(lambda: len(faults.agent.calls("ListTasks")) >= 200, timeout=TURN_WAIT)
+    assert len(faults.agent.sends(message_id)) == 1, "an incomplete lookup is not 'absent'"
+    script.endless_list = False
+
+    messages = faults.wait_until_answered(first.ts, first.ts, second.ts)
+    answers = [m for m in messages if float(m.ts) > float(second.ts)]
+    assert read_reply(answers) == expected_reply(DEFAULT_PIECES)
+    assert len(faults.agent.sends(message_id)) == 1
+    incomplete = [
+        record
+        for function in ("turn_send", "timeout")
+        for record in logged(faults, function, "list_tasks_incomplete")
+    ]
+    assert incomplete and incomplete[0]["pages"] == 100
