@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 
 from shared.a2a.client import LIST_PAGE_LIMIT, LIST_SECONDS
-from shared.a2a.errors import OutcomeUnknown, ResponseTooLarge
+from shared.a2a.errors import LookupIncomplete, OutcomeUnknown, ResponseTooLarge
 from shared.core import notices
 from shared.core.model import OutgoingMessage
 from shared.core.turn_machine import Failure
@@ -131,11 +131,13 @@ def list_calls(agent: ScriptedAgent) -> int:
 def test_a_listtasks_walk_stops_after_its_page_limit(
     agent: ScriptedAgent, make_client: MakeClient
 ) -> None:
-    # An agent may answer a next page for ever; recovery searches a bounded number.
+    # An agent may answer a next page for ever; recovery searches a bounded number,
+    # and a walk cut there is incomplete, never "absent" (which would send the turn again).
     agent.script = endless_pages(None)
     client = make_client(agent.url)
 
-    assert client.task_holding_message("c1", "m-unknown") is None
+    with pytest.raises(LookupIncomplete):
+        client.task_holding_message("c1", "m-unknown")
     assert list_calls(agent) == LIST_PAGE_LIMIT
 
 
