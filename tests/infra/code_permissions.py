@@ -80,6 +80,7 @@ GOOGLE_CALLS: dict[str, str | None] = {
     "google.cloud.firestore.": "firestore",
     "google.cloud.firestore_v1.": "firestore",
     "google.cloud.pubsub_v1.PublisherClient": None,
+    "google.cloud.pubsub_v1.types.BatchSettings": None,
     "google.cloud.pubsub_v1.publisher.client.Client": None,
     "google.pubsub_v1.services.publisher.client.PublisherClient.topic_path": None,
     "google.cloud.pubsub_v1.publisher.client.Client.publish": "publish",
