@@ -1,10 +1,11 @@
 """Questions and tool approvals between the thread and a paused task.
 
-Theory of operation: when a task pauses, the turn engine posts the prompt
-and stores an ``OpenQuestion`` under the pause's key (a digest of its
-name): the prompt's progress (``ApprovalLedger`` or ``AnswerSheet``), where
-the prompt is, and which turn and session generation it belongs to. The
-session keeps its turn active meanwhile, so replies queue behind it.
+Theory of operation: every change of a question is decided by the pure
+``shared.core.questions`` (open, answering, closed); this module stores
+questions and carries those decisions out over the ports. When a task
+pauses, the turn engine posts the prompt and stores an ``OpenQuestion``
+under the pause's key (a digest of its name). The session keeps its turn
+active meanwhile, so replies queue behind it.
 
 People act through the ingress: a click or a modal is parsed by
 ``shared.slack.prompts`` and applied to the stored progress with a write
@@ -28,27 +29,27 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, TypeVar
 
 import structlog
 from slack_sdk.errors import SlackApiError
 
 from shared.bootstrap import Deps
 from shared.core import notices
+from shared.core import questions as lifecycle
 from shared.core.answers import (
     AnswerSheet,
     ApprovalLedger,
     Decision,
     Progress,
-    RefusedClick,
     audit_record,
     decided_since,
-    progress_from_dict,
 )
 from shared.core.model import Actor
 from shared.core.pauses import Unusable
+from shared.core.questions import OpenQuestion, QuestionStatus, Refused
 from shared.errors import PreconditionFailed, StoreUnavailable
 from shared.ports import Chat, Clock, Documents, Put, TaskQueue, Update
 from shared.slack.prompts import (
@@ -60,12 +61,9 @@ from shared.slack.prompts import (
     render_prompt,
     render_stopped,
 )
-from shared.store import Store
 
 QUESTIONS = "kourier_questions"
 AUDIT = "kourier_audit"
-
-QuestionStatus = Literal["open", "answering", "closed"]
 
 QUESTIONS_KEPT = timedelta(days=30)
 """A question is kept this long after its last change (Firestore's TTL deletes it after)."""
@@ -77,35 +75,8 @@ PROMPT_RETRY_SECONDS = 0.3
 
 log = structlog.get_logger()
 
-
-@dataclass
-class OpenQuestion:
-    """A pause shown in a thread, and what people have done with it so far."""
-
-    key: str
-    session_id: str
-    turn_id: str
-    binding: str
-    channel: str
-    thread_ts: str
-    fingerprint: str
-    progress: dict[str, Any]
-    generation: int
-    prompt_ts: str | None = None
-    status: QuestionStatus = "open"
-    answers_sent: int = 0
-    replies: list[str] = field(default_factory=list)
-    """The chat messages (by key) taken as answers, so that none is taken twice."""
-
-    @property
-    def current(self) -> Progress:
-        """The progress, as the pure core reads it."""
-        return progress_from_dict(self.progress)
-
-    @property
-    def answer_message_id(self) -> str:
-        """The messageId of the answer being sent: an answer has its own."""
-        return f"answer-{self.key}-{self.answers_sent}"
+Verdict = TypeVar("Verdict")
+"""What a change of a question decides: the question to write, or a verdict that writes nothing."""
 
 
 class QuestionStore:
@@ -127,11 +98,13 @@ class QuestionStore:
         self._documents.set(QUESTIONS, question.key, self._stored(question))
 
     def change(
-        self, key: str, decide: Callable[[OpenQuestion], OpenQuestion | None], attempts: int = 20
-    ) -> OpenQuestion | None:
-        """Apply ``decide`` under a precondition; None when it changes nothing.
+        self, key: str, decide: Callable[[OpenQuestion], Verdict | None], attempts: int = 20
+    ) -> Verdict | None:
+        """Apply ``decide`` (one of ``shared.core.questions``' changes) under a precondition.
 
-        The tool decisions the change makes are kept in ``kourier_audit``
+        ``decide`` returns the question to write, or None (nothing changes),
+        or a verdict that writes nothing (a refusal), which is returned as
+        is. The tool decisions a change makes are kept in ``kourier_audit``
         in the same commit: a decision is never recorded unaudited, nor
         audited unrecorded. They are logged once committed.
         """
@@ -141,8 +114,8 @@ class QuestionStore:
                 return None
             before = _question(snapshot.data).current
             wanted = decide(_question(snapshot.data))
-            if wanted is None:
-                return None
+            if not isinstance(wanted, OpenQuestion):
+                return wanted
             decided = decided_since(before, wanted.current)
             records = _audit_records(wanted, decided)
             fields = self._stored(wanted)
@@ -162,14 +135,7 @@ class QuestionStore:
 
     def close(self, key: str) -> OpenQuestion | None:
         """Close a question: a click on its prompt then changes nothing. None if it was closed."""
-
-        def close(current: OpenQuestion) -> OpenQuestion | None:
-            if current.status == "closed":
-                return None
-            current.status = "closed"
-            return current
-
-        return self.change(key, close)
+        return self.change(key, lifecycle.close)
 
     def _stored(self, question: OpenQuestion) -> dict[str, Any]:
         """The document of a question: its arguments are redacted (``pause_to_dict``); it expires."""
@@ -180,20 +146,10 @@ class QuestionStore:
         """Close every question of a turn that has ended, however it ended: those this closed."""
         closed = []
         for found in self._documents.query(QUESTIONS, "turn_id", "==", turn_id):
-            if found.get("status") != "closed":
+            if found.get("status") != QuestionStatus.CLOSED:
                 question = self.close(str(found["key"]))
                 closed += [question] if question is not None else []
         return closed
-
-
-def waited_on(store: Store, question: OpenQuestion) -> bool:
-    """Whether the question's session still waits on it (its turn is the active one)."""
-    session = store.session(question.session_id)
-    return (
-        session is not None
-        and session.active_turn == question.turn_id
-        and session.open_question == question.key
-    )
 
 
 def _audit_records(
@@ -300,12 +256,8 @@ def handle_interaction(deps: Deps, payload: dict[str, Any]) -> InteractionReply:
     questions = QuestionStore(deps.documents, deps.clock)
     question = questions.get(interaction.key)
     binding = deps.config.binding(question.binding) if question is not None else None
-    if (
-        question is None
-        or question.status != "open"
-        or binding is None
-        or not waited_on(deps.store, question)
-    ):
+    session = deps.store.session(question.session_id) if question is not None else None
+    if question is None or binding is None or not lifecycle.takes_actions(question, session):
         place = _place_of(payload)
         if place is not None:
             _refuse(deps.chat, *place, interaction.user, notices.QUESTION_CLOSED)
@@ -316,41 +268,24 @@ def handle_interaction(deps: Deps, payload: dict[str, Any]) -> InteractionReply:
         if view is not None:
             deps.chat.views_open(trigger_id=interaction.trigger_id, view=view)
         return InteractionReply()
-    approvers = (
-        binding.interactions.tool_approvals.approvers if binding.interactions.tool_approvals else []
-    )
-    refusal: list[str] = []
+    approvals = binding.interactions.tool_approvals
+    approvers = approvals.approvers if approvals else []
+    at, prompt_ts = deps.clock.now(), _prompt_ts_of(payload)
 
-    def apply(current: OpenQuestion) -> OpenQuestion | None:
-        refusal.clear()
-        if current.status != "open":
-            return None
-        progress = current.current
-        try:
-            applied = apply_interaction(progress, interaction, deps.clock.now(), approvers)
-        except RefusedClick as refused:
-            refusal.append(str(refused))
-            return None
-        except ValueError:
-            return None  # an action this prompt does not have changes nothing
-        if not applied.changed:
-            return None
-        current.progress = progress.to_dict()
-        # The click came from the prompt itself, even if its ts is not stored yet.
-        current.prompt_ts = current.prompt_ts or _prompt_ts_of(payload)
-        if progress.complete:
-            current.status = "answering"
-        return current
+    def clicked(progress: Progress) -> bool:
+        return apply_interaction(progress, interaction, at, approvers).changed
 
-    changed = questions.change(question.key, apply)
-    if refusal:
+    def act(current: OpenQuestion) -> OpenQuestion | Refused | None:
+        return lifecycle.act(current, clicked, prompt_ts)
+
+    verdict = questions.change(question.key, act)
+    if isinstance(verdict, Refused):
         texts = getattr(interaction, "texts", None)
         if texts is not None:
-            return InteractionReply(modal_errors(texts, refusal[0]))
-        _refuse(deps.chat, question.channel, question.thread_ts, interaction.user, refusal[0])
-        return InteractionReply()
-    if changed is not None:
-        _after_change(deps, changed)
+            return InteractionReply(modal_errors(texts, verdict.reason))
+        _refuse(deps.chat, question.channel, question.thread_ts, interaction.user, verdict.reason)
+    elif isinstance(verdict, OpenQuestion):
+        _after_change(deps, verdict)
     return InteractionReply()
 
 
@@ -370,34 +305,18 @@ def answer_by_reply(deps: Deps, key: str, text: str, user: str, message: str) ->
         Whether the reply is an answer (then it is no turn).
     """
     questions = QuestionStore(deps.documents, deps.clock)
-    already: list[bool] = []
-
-    def apply(current: OpenQuestion) -> OpenQuestion | None:
-        already.clear()
-        if message in current.replies:
-            already.append(True)
-            return None
-        progress = current.current
-        if current.status != "open" or isinstance(progress, ApprovalLedger):
-            return None
-        if not progress.reply(text, Actor(id=user, platform="slack"), deps.clock.now()):
-            return None
-        current.progress = progress.to_dict()
-        current.replies = [*current.replies, message]
-        if progress.complete:
-            current.status = "answering"
-        return current
-
-    changed = questions.change(key, apply)
-    if changed is None:
-        return bool(already)
-    _after_change(deps, changed)
-    return True
+    actor, at = Actor(id=user, platform="slack"), deps.clock.now()
+    verdict = questions.change(
+        key, lambda current: lifecycle.reply(current, text, actor, message, at)
+    )
+    if isinstance(verdict, OpenQuestion):
+        _after_change(deps, verdict)
+    return verdict is not None
 
 
 def _after_change(deps: Deps, question: OpenQuestion) -> None:
     """A change is committed (with its audit records): enqueue the answer, then show it."""
-    if question.status == "answering":
+    if question.status == QuestionStatus.ANSWERING:
         request_answer(deps.tasks, question)
     update_prompt(deps.chat, deps.clock, question)
 
@@ -431,6 +350,7 @@ def _fields(question: OpenQuestion) -> dict[str, Any]:
     data = {name: getattr(question, name) for name in question.__dataclass_fields__}
     data["progress"] = dict(question.progress)
     data["replies"] = list(question.replies)
+    data["status"] = question.status.value
     return data
 
 
@@ -442,4 +362,6 @@ def _cleared(data: Mapping[str, Any], at: datetime) -> bool:
 
 def _question(data: dict[str, Any]) -> OpenQuestion:
     fields = OpenQuestion.__dataclass_fields__
-    return OpenQuestion(**{k: v for k, v in data.items() if k in fields})
+    question = OpenQuestion(**{k: v for k, v in data.items() if k in fields})
+    question.status = QuestionStatus(question.status)
+    return question

@@ -55,11 +55,21 @@ from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint, CheckpointStore, Stored
 from shared.config import Binding
 from shared.core import agent_session, notices
+from shared.core import questions as lifecycle
 from shared.core import session as sessions
-from shared.core.answers import ApprovalLedger, Denial, answer_message, progress_for
+from shared.core.answers import answer_message, progress_for
 from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
 from shared.core.outcome import final_notice
-from shared.core.pauses import ToolApprovalRequest, Unusable, read_pause
+from shared.core.pauses import Unusable, read_pause
+from shared.core.questions import (
+    Allowed,
+    Ask,
+    Next,
+    OpenQuestion,
+    Place,
+    QuestionsNotAllowed,
+    RefusePause,
+)
 from shared.core.reply import ReplyAssembler
 from shared.core.session import Session
 from shared.core.turn_machine import (
@@ -92,7 +102,7 @@ from shared.errors import ConfigError, Superseded, TaskNameRefused
 from shared.feedback import feedback_blocks
 from shared.fence import Fence, FencedChat
 from shared.ports import TaskTarget
-from shared.questions import OpenQuestion, QuestionStore, update_prompt
+from shared.questions import QuestionStore, update_prompt
 from shared.settings import Settings
 from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
@@ -277,8 +287,9 @@ class TurnRun:
 
     def _answer(self, key: str) -> None:
         question = self.questions.get(key)
-        if question is None or question.status != "answering" or question.turn_id != self.turn.id:
+        if lifecycle.after_answer_task(question, self.turn.id) != Next.SEND_ANSWER:
             return
+        assert question is not None
         self._write_turn()  # the fence first
         self._restore(self._stored_checkpoint())
         self._send_answer(question)
@@ -597,70 +608,59 @@ class TurnRun:
     def _pause(self) -> bool:
         """The task asks a person: show the prompt and wait. False: the pause was unusable."""
         assert self.machine is not None and self.status is not None
-        task_id = self._task_id()
         pause = read_pause(
             self.backend.dialect,
-            task_id,
+            self._task_id(),
             self.session.context_id,
             self.status,
             session=self.session.id,
         )
         if isinstance(pause, Unusable):
             return self._refuse_pause(pause.reason)
-        existing = self.questions.get(pause.key)
-        if existing is not None and existing.fingerprint != pause.fingerprint:
-            return self._refuse_pause("a different question under a name already used")
-        interactions = self.binding.interactions
-        asks_question = not isinstance(pause, ToolApprovalRequest)
-        if asks_question and interactions.questions is None:
-            self._ending = "unusable_pause"
-            self._cancel(notices.QUESTIONS_NOT_ALLOWED)
-            self._end_question(existing)
-            return False
-        if self.answering is not None and self.answering.key != pause.key:
-            self._end_question(self.answering)  # answered; the agent asks something new
-        if existing is None or existing.status != "open":
-            retry = 0
-            if existing is not None:  # the answer was not taken: the question stays open
-                self.reply.notice(notices.REQUEST_FAILED)
-                retry = existing.answers_sent + 1
-            progress = progress_for(pause)
-            if isinstance(render_prompt(progress), Unusable):
-                return self._refuse_pause("the prompt does not fit in one Slack message")
-            question = OpenQuestion(
-                key=pause.key,
-                session_id=self.session.id,
-                turn_id=self.turn.id,
-                binding=self.binding.name,
-                channel=self.turn.channel,
-                thread_ts=self.turn.thread_ts,
-                fingerprint=pause.fingerprint,
-                progress=progress.to_dict(),
-                generation=0,
-                prompt_ts=existing.prompt_ts if existing else None,
-                answers_sent=retry,
-            )
-        else:
-            question = existing  # the same pause, already shown: wait on
-        if isinstance(pause, ToolApprovalRequest) and interactions.tool_approvals is None:
-            self.questions.put(question)
-            denied = self.questions.change(
-                question.key, _denied(self.binding.platform, self.clock.now())
-            )
-            question = denied or question
-            update_prompt(self.chat, self.clock, question)
-            self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
-            self._send_answer(question)
-            return True
-        settings = (
-            interactions.tool_approvals
-            if isinstance(pause, ToolApprovalRequest)
-            else interactions.questions
+        interactions, turn = self.binding.interactions, self.turn
+        decision = lifecycle.asked(
+            pause,
+            self.questions.get(pause.key),
+            self.answering,
+            Allowed(
+                questions=interactions.questions.timeout if interactions.questions else None,
+                approvals=(
+                    interactions.tool_approvals.timeout if interactions.tool_approvals else None
+                ),
+            ),
+            Place(self.session.id, turn.id, self.binding.name, turn.channel, turn.thread_ts),
+            prompt_fits=not isinstance(render_prompt(progress_for(pause)), Unusable),
         )
-        assert settings is not None
-        wake = self.clock.now() + settings.timeout
+        match decision:
+            case RefusePause(reason=reason):
+                return self._refuse_pause(reason)
+            case QuestionsNotAllowed(close=existing):
+                self._ending = "unusable_pause"
+                self._cancel(notices.QUESTIONS_NOT_ALLOWED)
+                self._end_question(existing)
+                return False
+            case Ask():
+                self._ask(decision)
+                return True
+
+    def _ask(self, ask: Ask) -> None:
+        """Show the question ``asked`` decided on, and wait for people (or deny at once)."""
+        self._end_question(ask.close)  # answered; the agent asks something new
+        if ask.retried:  # the answer was not taken: the question is open again
+            self.reply.notice(notices.REQUEST_FAILED)
+        question = ask.question
+        if ask.deny:
+            self.questions.put(question)
+            platform, at = self.binding.platform, self.clock.now()
+            denied = self.questions.change(
+                question.key, lambda current: lifecycle.deny_all(current, platform, at)
+            )
+            self._show(denied or question)
+            self._send_answer(denied or question)
+            return
+        wake = self.clock.now() + ask.wait
         question.generation = self._advance_generation(
-            lease=wake - self.clock.now() + self.settings.lease, open_question=question.key
+            lease=ask.wait + self.settings.lease, open_question=question.key
         )
         # Stored, and its timer set, before it is shown: a click that comes at
         # once finds it, and a prompt Slack fails to show still times out.
@@ -673,35 +673,20 @@ class TurnRun:
             name=f"{_task_name(self.turn.id)}-question-{question.key}-{question.generation}",
             at=wake,
         )
-        update_prompt(self.chat, self.clock, question)
-        self.questions.change(question.key, _with_prompt_ts(question.prompt_ts))
+        self._show(question)
         self.thread_status.show(agent_session.waiting())
-        return True
+
+    def _show(self, question: OpenQuestion) -> None:
+        """Post or update the question's prompt (best effort), and remember where it is."""
+        update_prompt(self.chat, self.clock, question)
+        self.questions.change(question.key, lifecycle.shown_at(question.prompt_ts))
 
     def _pause_taken_over(self) -> None:
-        """A paused turn taken over: the timer or answer that claimed it died.
-
-        The question's state says what was under way: an answer taken and
-        not yet sent is sent; for a question still open the task is read
-        again (as a send of unknown outcome, as before); one that ended
-        without its turn ending timed out.
-        """
+        """A paused turn taken over: the timer or answer that claimed it died."""
         key = self.session.open_question
         question = self.questions.get(key) if key else None
         log.info("paused_turn_taken_over", turn=self.turn.id, question=key)
-        if question is not None and question.turn_id == self.turn.id:
-            if question.status == "answering":
-                self._send_answer(question)
-                return
-            if question.status == "open" and self.machine is not None:
-                # Read the task: still waiting, the pause is shown again (and its
-                # timer set); ended, the turn ends as the task did.
-                self.machine.state.phase = Phase.SEND  # as a send of unknown outcome
-                self._run(self._handle(CallFailed(Failure.UNKNOWN)))
-                return
-        self._ending = "question_timed_out"
-        self._cancel(notices.QUESTION_TIMED_OUT)
-        self._end("question_timed_out")
+        self._after_question(lifecycle.after_takeover(question, self.turn.id), question)
 
     def _refuse_pause(self, reason: str) -> bool:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
@@ -714,43 +699,33 @@ class TurnRun:
 
         The question changes under the same precondition as a click, so a
         decision made at the last moment is either part of the answer or
-        refused, never overwritten after it was shown and audited; and an
-        answer completed just before the timer fired is sent by the timer.
+        refused, never overwritten after it was shown and audited.
         """
+        platform, at = self.binding.platform, self.clock.now()
+        timed_out = self.questions.change(
+            key, lambda current: lifecycle.time_out(current, platform, at)
+        )
+        if timed_out is not None:
+            update_prompt(self.chat, self.clock, timed_out)
+        stored = timed_out or self.questions.get(key)
+        self._after_question(lifecycle.after_timer(timed_out, stored, self.turn.id), stored)
 
-        def time_out(current: OpenQuestion) -> OpenQuestion | None:
-            if current.status != "open":
-                return None
-            progress = current.current
-            if isinstance(progress, ApprovalLedger):
-                progress.deny_undecided(Denial.TIMEOUT, self.binding.platform, self.clock.now())
-                current.status = "answering"
-            else:
-                progress.time_out(self.clock.now())
-                current.status = "closed"
-            current.progress = progress.to_dict()
-            return current
-
-        question = self.questions.change(key, time_out)
-        if question is None:
-            # Answered at the last moment: this timer took the session before
-            # the answer's own task, which will find the session moved on, so
-            # the timer sends the answer.
-            answered = self.questions.get(key)
-            if (
-                answered is not None
-                and answered.status == "answering"
-                and answered.turn_id == self.turn.id
-            ):
-                self._send_answer(answered)
-            return
-        update_prompt(self.chat, self.clock, question)
-        if question.status == "answering":
-            self._send_answer(question)
-            return
-        self._ending = "question_timed_out"
-        self._cancel(notices.QUESTION_TIMED_OUT)
-        self._end("question_timed_out")
+    def _after_question(self, next_step: Next, question: OpenQuestion | None) -> None:
+        """Carry out what the core decided a turn paused on ``question`` does next."""
+        match next_step:
+            case Next.SEND_ANSWER:
+                assert question is not None
+                self._send_answer(question)
+            case Next.READ_TASK:
+                assert self.machine is not None
+                self.machine.state.phase = Phase.SEND  # as a send of unknown outcome
+                self._run(self._handle(CallFailed(Failure.UNKNOWN)))
+            case Next.TIME_OUT:
+                self._ending = "question_timed_out"
+                self._cancel(notices.QUESTION_TIMED_OUT)
+                self._end("question_timed_out")
+            case Next.NOTHING:
+                pass
 
     def _send_answer(self, question: OpenQuestion) -> None:
         """Read the paused task once (its tool parts count as delivered), then send the answer."""
@@ -988,30 +963,6 @@ class TurnRun:
 def _outcome_in(actions: deque[Action]) -> str | None:
     """The outcome of the ``Finish`` among ``actions``, if they end the turn."""
     return next((action.outcome for action in actions if isinstance(action, Finish)), None)
-
-
-def _denied(platform: str, at: datetime) -> Callable[[OpenQuestion], OpenQuestion | None]:
-    """Every undecided tool denied: the Binding does not allow tool approvals."""
-
-    def deny(current: OpenQuestion) -> OpenQuestion | None:
-        ledger = current.current
-        if current.status != "open" or not isinstance(ledger, ApprovalLedger):
-            return None
-        ledger.deny_undecided(Denial.NOT_ALLOWED, platform, at)
-        current.progress, current.status = ledger.to_dict(), "answering"
-        return current
-
-    return deny
-
-
-def _with_prompt_ts(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | None]:
-    def record(current: OpenQuestion) -> OpenQuestion | None:
-        if current.prompt_ts == ts:
-            return None
-        current.prompt_ts = ts
-        return current
-
-    return record
 
 
 def _close_question(current: Session) -> None:

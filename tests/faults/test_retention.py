@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from shared.core import questions as lifecycle
 from shared.core.answers import progress_for
+from shared.core.questions import OpenQuestion
 from shared.firestore import FirestoreDocuments
-from shared.questions import QUESTIONS, QUESTIONS_KEPT, OpenQuestion, QuestionStore
+from shared.questions import QUESTIONS, QUESTIONS_KEPT, QuestionStore
 from shared.system import SystemClock
 from tests.hitl.builders import read_text
 
@@ -33,13 +35,8 @@ def test_a_settled_question_is_cleared_once_its_retention_has_run_out(faults: Fa
     stored = faults.db.collection(QUESTIONS).document(key)
     try:
         questions.put(_question(key))
-
-        def close(question: OpenQuestion) -> OpenQuestion:
-            question.status = "closed"
-            return question
-
         before = SystemClock().now()
-        questions.change(key, close)
+        questions.change(key, lifecycle.close)
         expire_at = stored.get().to_dict()["expire_at"]
         assert before + QUESTIONS_KEPT <= expire_at <= SystemClock().now() + QUESTIONS_KEPT
         assert questions.get(key) is not None, "kept while its retention runs"
