@@ -30,6 +30,7 @@ from shared.config import AgentBackend
 from shared.core import agent_session, notices
 from shared.core import session as sessions
 from shared.core.session import Session
+from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.prompts import notice_message
@@ -71,7 +72,7 @@ def on_resume(
     session_id: str,
     turn_id: str,
     generation: int,
-    timer: str | None = None,
+    timer: Timer | None = None,
     answer: str | None = None,
 ) -> None:
     """A hand-over, a timer, or a question answered: continue the turn if still ours."""

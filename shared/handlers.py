@@ -24,6 +24,7 @@ import structlog
 from shared import engine, reconciler
 from shared.bootstrap import Deps
 from shared.errors import is_transient
+from shared.handoff import read_timer
 
 log = structlog.get_logger()
 
@@ -56,7 +57,11 @@ def timeout(deps: Deps, body: Mapping[str, Any]) -> Outcome:
     """A turn's timer fired (a backoff or a poll ended, a question waited too long)."""
     return guarded(
         lambda: engine.on_resume(
-            deps, body["session_id"], body["turn_id"], body["generation"], timer=body["timer"]
+            deps,
+            body["session_id"],
+            body["turn_id"],
+            body["generation"],
+            timer=read_timer(body["timer"]),
         )
     )
 

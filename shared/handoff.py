@@ -25,11 +25,16 @@ from google.cloud.pubsub_v1 import PublisherClient
 from google.cloud.tasks_v2.services.cloud_tasks.transports import CloudTasksGrpcTransport
 from google.protobuf import timestamp_pb2
 
+from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.errors import RetryableError
 from shared.ports import TaskTarget
 from shared.settings import Settings
 
 PUBLISH_TIMEOUT_SECONDS = 30.0
+
+WAIT_TIMER = "wait-"
+QUESTION_TIMER = "question-"
+"""The wire names of timers (``timer_name``): kept as they were, for tasks already set."""
 
 TRANSIENT = (
     google.ServerError,
@@ -125,3 +130,26 @@ class CloudTasksQueue:
         except TRANSIENT as error:
             raise HandoffUnavailable(f"Cloud Tasks {queue}: {error!r}") from error
         return True
+
+
+def timer_name(timer: Timer) -> str:
+    """How a timer is named in its Cloud Task (its body's ``timer``, and in the task's name)."""
+    match timer:
+        case WaitTimer(attempt=attempt):
+            return f"{WAIT_TIMER}{attempt}"
+        case QuestionTimer(key=key):
+            return f"{QUESTION_TIMER}{key}"
+
+
+def read_timer(name: str) -> Timer:
+    """The timer a Cloud Task names (``timer_name``'s inverse).
+
+    Raises:
+        ValueError: No timer is named so (the task is poison: acknowledged and logged).
+    """
+    if name.startswith(QUESTION_TIMER) and len(name) > len(QUESTION_TIMER):
+        return QuestionTimer(name.removeprefix(QUESTION_TIMER))
+    attempt = name.removeprefix(WAIT_TIMER)
+    if name.startswith(WAIT_TIMER) and attempt.isdigit():
+        return WaitTimer(int(attempt))
+    raise ValueError(f"no timer is named {name!r}")

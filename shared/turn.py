@@ -72,6 +72,7 @@ from shared.core.questions import (
 )
 from shared.core.reply import ReplyAssembler
 from shared.core.session import Session
+from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
     CallFailed,
@@ -101,6 +102,7 @@ from shared.core.turn_machine import (
 from shared.errors import ConfigError, Superseded, TaskNameRefused
 from shared.feedback import feedback_blocks
 from shared.fence import Fence, FencedChat
+from shared.handoff import timer_name
 from shared.ports import TaskTarget
 from shared.questions import QuestionStore, update_prompt
 from shared.settings import Settings
@@ -111,9 +113,6 @@ from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
 
 log = structlog.get_logger()
-
-QUESTION_TIMER = "question-"
-"""Timers named so wake a paused turn whose question waited too long."""
 
 CANCEL_ATTEMPTS = 3
 """CancelTask is tried this many times before the task is read to see whether it stopped."""
@@ -213,7 +212,7 @@ class TurnRun:
         with self._reply_closed_at_end():
             self._start()
 
-    def resume(self, timer: str | None) -> None:
+    def resume(self, timer: Timer | None) -> None:
         """Continue from the checkpoint: after a hand-over, or when a timer fired."""
         with self._reply_closed_at_end():
             self._resume(timer)
@@ -268,7 +267,7 @@ class TurnRun:
             first = CallFailed(Failure.UNKNOWN)
         self._run(self._handle(first))
 
-    def _resume(self, timer: str | None) -> None:
+    def _resume(self, timer: Timer | None) -> None:
         checkpoint = self._stored_checkpoint()
         if checkpoint is None:
             return
@@ -276,14 +275,11 @@ class TurnRun:
         if self._ended_already(checkpoint):
             return
         self._restore(checkpoint)
-        if timer is not None and timer.startswith(QUESTION_TIMER):
-            self._question_timed_out(timer.removeprefix(QUESTION_TIMER))
+        if isinstance(timer, QuestionTimer):
+            self._question_timed_out(timer.key)
             return
         self._show_working()  # processing lapses after an hour: each function says so anew
-        if timer is None:
-            self._run(self._handle(Resumed()))
-        else:
-            self._run(self._handle(TimerFired(timer)))
+        self._run(self._handle(Resumed() if timer is None else TimerFired(timer)))
 
     def _answer(self, key: str) -> None:
         question = self.questions.get(key)
@@ -667,12 +663,7 @@ class TurnRun:
         self.questions.put(question)
         self._write_turn(status="paused")
         self._checkpoint_now(force=True)
-        self._schedule(
-            "timeout",
-            {**self._task_body(question.generation), "timer": QUESTION_TIMER + question.key},
-            name=f"{_task_name(self.turn.id)}-question-{question.key}-{question.generation}",
-            at=wake,
-        )
+        self._set_timer(QuestionTimer(question.key), question.generation, wake)
         self._show(question)
         self.thread_status.show(agent_session.waiting())
 
@@ -769,17 +760,22 @@ class TurnRun:
         )
         log.info("turn_handed_over", turn=self.turn.id, generation=generation)
 
-    def _sleep_until(self, at: float, timer: str) -> None:
+    def _sleep_until(self, at: float, timer: WaitTimer) -> None:
         """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
         self.reply.suspend()
         wake = datetime.fromtimestamp(at, UTC)
         generation = self._advance_generation(lease=wake - self.clock.now() + self.settings.lease)
         self._checkpoint_now(force=True)
+        self._set_timer(timer, generation, wake)
+
+    def _set_timer(self, timer: Timer, generation: int, at: datetime) -> None:
+        """Let ``timeout`` wake the turn at ``at`` with ``timer``, for the claim of ``generation``."""
+        name = timer_name(timer)
         self._schedule(
             "timeout",
-            {**self._task_body(generation), "timer": timer},
-            name=f"{_task_name(self.turn.id)}-{timer}-{generation}",
-            at=wake,
+            {**self._task_body(generation), "timer": name},
+            name=f"{_task_name(self.turn.id)}-{name}-{generation}",
+            at=at,
         )
 
     def _advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:

@@ -68,6 +68,7 @@ from typing import Any
 
 from shared.core import notices
 from shared.core.model import Message, Role, StatusUpdate, StreamEvent, Task, TaskState
+from shared.core.timers import WaitTimer
 
 
 class Phase(StrEnum):
@@ -149,10 +150,10 @@ class Cancel:
 
 @dataclass(frozen=True)
 class WaitUntil:
-    """Wake this turn at ``at`` (a timer named ``timer``)."""
+    """Wake this turn at ``at`` (with ``timer``)."""
 
     at: float
-    timer: str
+    timer: WaitTimer
 
 
 @dataclass(frozen=True)
@@ -290,7 +291,7 @@ class LookedUp:
 class TimerFired:
     """A timer set by ``WaitUntil`` fired."""
 
-    timer: str
+    timer: WaitTimer
 
 
 @dataclass(frozen=True)
@@ -561,9 +562,9 @@ class TurnMachine:
 
     # Timers -------------------------------------------------------------------
 
-    def _timer(self, timer: str, now: float) -> list[Action]:
+    def _timer(self, timer: WaitTimer, now: float) -> list[Action]:
         s = self.state
-        if s.phase != Phase.WAIT or timer != self._timer_name():
+        if s.phase != Phase.WAIT or timer != self._this_wait():
             return []  # a timer of an earlier wait, fired late or twice
         if now < s.wake_at:  # woke early: to tell the thread the agent is busy, or resumed
             return self._busy_notice(now) + self._wait(s.wake_at, s.after_wait)
@@ -592,7 +593,7 @@ class TurnMachine:
         if s.phase == Phase.READ and s.task_id is not None:
             return [ReadTask()]
         if s.phase == Phase.WAIT:
-            return self._timer(self._timer_name(), now)
+            return self._timer(self._this_wait(), now)
         s.phase = Phase.SEND
         return self._call_failed(CallFailed(Failure.UNKNOWN), now, jitter)
 
@@ -606,10 +607,10 @@ class TurnMachine:
         s.phase, s.after_wait, s.wake_at = Phase.WAIT, then, until
         notice_at = self._busy_notice_at()
         alarm = until if notice_at is None else min(until, notice_at)
-        return [WaitUntil(alarm, self._timer_name())]
+        return [WaitUntil(alarm, self._this_wait())]
 
-    def _timer_name(self) -> str:
-        return f"wait-{self.state.attempts}"
+    def _this_wait(self) -> WaitTimer:
+        return WaitTimer(self.state.attempts)
 
     def _delay(self, event: CallFailed, jitter: float) -> float:
         """The wait before trying a failed call again: the backoff, or longer for a Retry-After."""

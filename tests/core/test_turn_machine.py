@@ -32,6 +32,7 @@ from shared.core.model import (
     TaskStatus,
 )
 from shared.core.outcome import final_notice
+from shared.core.timers import WaitTimer
 from shared.core.turn_machine import (
     Action,
     CallFailed,
@@ -102,11 +103,11 @@ def fail(
 
 
 def timer(number: int) -> TimerFired:
-    return TimerFired(f"wait-{number}")
+    return TimerFired(WaitTimer(number))
 
 
 def wait(until: float, number: int) -> WaitUntil:
-    return WaitUntil(until, f"wait-{number}")
+    return WaitUntil(until, WaitTimer(number))
 
 
 def status(state: TaskState, task_id: str | None = "t1") -> StreamEventSeen:

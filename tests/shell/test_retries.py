@@ -20,9 +20,10 @@ from structlog.testing import capture_logs
 
 from shared import handlers
 from shared.core import notices
+from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.errors import StoreUnavailable, is_transient
 from shared.firestore import FirestoreDocuments
-from shared.handoff import HandoffUnavailable
+from shared.handoff import HandoffUnavailable, read_timer, timer_name
 from shared.ports import Chat
 from shared.store import TURNS
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
@@ -139,6 +140,34 @@ def test_poison_input_is_acknowledged_and_logged(
 
     assert answer == "ack"
     assert [entry["event"] for entry in logs] == ["event_failed"]
+
+
+def test_a_timer_no_one_sets_is_poison(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    shell = shell_with(firestore_documents, slack_chat, agent, standin)
+    body = {"session_id": "s", "turn_id": "t", "generation": 1, "timer": "nap-3"}
+
+    with capture_logs() as logs:
+        answer = handlers.timeout(shell.deps, body)
+
+    assert answer == "ack"
+    assert [entry["event"] for entry in logs] == ["event_failed"]
+
+
+@pytest.mark.parametrize(
+    ("timer", "name"),
+    [(WaitTimer(3), "wait-3"), (QuestionTimer("c23a6ce4f374"), "question-c23a6ce4f374")],
+)
+def test_timers_keep_the_names_of_tasks_already_set(timer: Timer, name: str) -> None:
+    assert timer_name(timer) == name
+    assert read_timer(name) == timer
+
+
+@pytest.mark.parametrize("name", ["wait-", "wait-x", "question-", "nap-3", ""])
+def test_a_name_that_is_no_timer_is_refused(name: str) -> None:
+    with pytest.raises(ValueError, match="no timer is named"):
+        read_timer(name)
 
 
 def slack_error(status: int, code: str) -> SlackApiError:
