@@ -22,6 +22,7 @@ from google.cloud.pubsub_v1 import PublisherClient
 from google.cloud.pubsub_v1.types import BatchSettings
 
 from shared.a2a.discovery import CardCache
+from shared.a2a.transport import AgentLink, HttpLink
 from shared.config import KourierConfig, load_config
 from shared.firestore import FirestoreDocuments
 from shared.handoff import CloudTasksQueue, PubSubTurnQueue, make_tasks_client
@@ -48,7 +49,9 @@ class Deps:
     tasks: TaskQueue
     chat: Chat
     http: httpx.Client
-    """The agents' HTTP client (one connection pool per process)."""
+    """The HTTP client (one connection pool per process): health checks."""
+    agent_link: AgentLink
+    """How calls reach the agents: HTTP over ``http`` (the simulator may hand answers decoded)."""
     cards: CardCache = field(default_factory=CardCache)
     """The agents' cards, cached for the life of the process."""
 
@@ -73,6 +76,7 @@ def deps() -> Deps:
     """The real adapters of this process, built on first use."""
     settings = Settings()
     configure_logging(settings.project)
+    http = httpx.Client(follow_redirects=False)
     return Deps(
         settings=settings,
         config=load_config(settings.config_path),
@@ -89,5 +93,6 @@ def deps() -> Deps:
         ),
         tasks=CloudTasksQueue(settings, make_tasks_client(settings)),
         chat=web_client(settings.slack_api_url, settings.slack_bot_token.get_secret_value()),
-        http=httpx.Client(follow_redirects=False),
+        http=http,
+        agent_link=HttpLink(http),
     )

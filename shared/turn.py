@@ -178,7 +178,7 @@ class TurnRun:
         self.client = AgentClient(
             self.backend,
             self.binding,
-            http=deps.http,
+            link=deps.agent_link,
             cards=deps.cards,
             clock=deps.clock,
             ids=deps.ids,

@@ -28,7 +28,8 @@ messageId, and every event each stream or GetTask actually delivered.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -682,6 +683,77 @@ class AgentServer:
                 task.advance(world.now_us)
                 if index >= len(task.log):
                     raise httpx.ReadTimeout("no event within the read timeout")
+
+
+class DecodedLink:
+    """The fast lane: ``AgentServer``'s answers handed to the shell's transport as decoded JSON.
+
+    The shell's ``Transport`` classifies them by the same rules as an HTTP
+    answer; only the spelling (httpx, SSE, JSON text) is skipped. A lost
+    connection is the server's ``httpx.TransportError``, as on the wire lane.
+    """
+
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+
+    @contextmanager
+    def send(
+        self,
+        http_method: str,
+        url: str,
+        payload: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> Iterator[_DecodedReply]:
+        reply = _DecodedReply(f"{http_method} {url}", timeout)
+        answer = self.server.answer(http_method, url, payload, reply.read_timeout)
+        reply.status = answer.status
+        reply.body = answer.body
+        reply.stream = answer.frames
+        if answer.frames is not None:
+            reply.headers = {"content-type": "text/event-stream"}
+        elif answer.body is not None:
+            reply.headers = {"content-type": "application/json"}
+        try:
+            yield reply
+        finally:
+            if answer.frames is not None:
+                close = getattr(answer.frames, "close", None)
+                if close is not None:
+                    close()
+
+
+class _DecodedReply:
+    """One decoded answer, read as the transport reads an HTTP one."""
+
+    def __init__(self, where: str, timeout: float) -> None:
+        self.where = where
+        self.status = 200
+        self.headers: Mapping[str, str] = {}
+        self.cut: str | None = None
+        self.body: Any = None
+        self.stream: Iterator[dict[str, Any]] | None = None
+        self._read_timeout: float | None = timeout
+
+    def read_timeout(self) -> float | None:
+        """How long the stream may wait for an event now (as httpcore reads it)."""
+        return self._read_timeout
+
+    @property
+    def is_event_stream(self) -> bool:
+        return self.stream is not None
+
+    def document(self, what: str, max_bytes: int, seconds: float, clock: Any) -> Any:
+        if self.body is None:
+            raise ValueError(f"{what}: no body")
+        return self.body
+
+    def frames(
+        self, method: str, max_bytes: int, idle: float, until: float | None, clock: Any
+    ) -> Generator[Any]:
+        self._read_timeout = idle
+        assert self.stream is not None
+        yield from self.stream
 
 
 class SimAgentTransport(httpx.BaseTransport):

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from local.sim.agent import AgentServer, AgentWorld, SimAgentTransport
+from local.sim.agent import AgentServer, AgentWorld, DecodedLink, SimAgentTransport
 from local.sim.oracle import Oracle, Violation
 from local.sim.people import APPROVERS, PEOPLE, SIGNING_SECRET, People
 from local.sim.plants import Plant
@@ -43,7 +43,7 @@ from local.sim.services import (
 )
 from local.sim.slack import SimChat, SimSlack
 from local.sim.tripwires import tripwires
-from local.sim.world import ACTIVE, SECOND, Instance, World, us
+from local.sim.world import ACTIVE, SECOND, Draws, Instance, World, stream_seed, us
 
 CHANNELS = ["C0SIM1", "C0SIM2", "C0SIM3"]
 BINDING = "sim"
@@ -52,6 +52,8 @@ LIVENESS_BOUND_US = 9000 * SECOND
 """Quiet time within which every turn must end: a 1800 s lease, a sweep, Pub/Sub's 600 s
 backoff, the 900 s give-up, a question's timeout and the longest script fit well inside."""
 SLICE_US = 30 * SECOND
+WIRE_SHARE = 0.1
+"""The share of instances that reach the agents over HTTP and SSE (the others: decoded)."""
 
 
 class ShellCalls:
@@ -179,6 +181,8 @@ class Simulation:
         self.agent_server.run_timers = lambda limit: run_due_timers(world, limit)
         self.http = httpx.Client(transport=SimAgentTransport(self.agent_server))
         """One HTTP client for every instance: on an in-process transport it holds no state."""
+        self.decoded = DecodedLink(self.agent_server)
+        """The fast lane: most instances get the agents' answers decoded (no httpx, SSE, JSON)."""
         self.people = People(
             self, threads if threads is not None else swarm.randint(4, 12), CHANNELS
         )
@@ -222,8 +226,20 @@ class Simulation:
             tasks=self.task_queue,
             chat=self.chat,
             http=self.http,
+            agent_link=self.agent_link(instance),
             cards=CardCache(),
         )
+
+    def agent_link(self, instance: Instance) -> Any:
+        """How this instance reaches the agents: HTTP and SSE for about one in ten.
+
+        The two lanes give the same history (the same answers, read at the same
+        scheduling points); the wire lane keeps httpx, SSE and JSON covered.
+        """
+        from shared.a2a.transport import HttpLink
+
+        lane = Draws(stream_seed(self.seed, "agent/lane", instance.name))
+        return HttpLink(self.http) if lane.random() < WIRE_SHARE else self.decoded
 
     def slack_time(self, at_us: int) -> float:
         """Slack's clock (no skew) at virtual time ``at_us``."""

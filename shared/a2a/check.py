@@ -30,7 +30,13 @@ import structlog
 from shared.a2a.client import AgentClient, request_headers
 from shared.a2a.discovery import AgentCard, CardCache, card_url, fetch_card
 from shared.a2a.errors import AgentError, CredentialsRejected, NotSent, SessionGone
-from shared.a2a.transport import HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, CallKind, Transport
+from shared.a2a.transport import (
+    HEADER_TIMEOUT_SECONDS,
+    IDLE_TIMEOUT_SECONDS,
+    CallKind,
+    HttpLink,
+    Transport,
+)
 from shared.a2a.wire import Method, ProtocolVersion
 from shared.config import AgentBackend, Binding, load_config
 from shared.core import notices
@@ -139,8 +145,9 @@ def check_agent(
     with nullcontext(http) if http is not None else httpx.Client() as client_http:
         settings = Settings()
         clock, ids = SystemClock(), SystemIds()
+        link = HttpLink(client_http)
         transport = Transport(
-            client_http,
+            link,
             backend.name,
             clock=clock,
             ids=ids,
@@ -152,7 +159,7 @@ def check_agent(
         client = AgentClient(
             backend,
             binding,
-            http=client_http,
+            link=link,
             cards=CardCache(),
             clock=clock,
             ids=ids,

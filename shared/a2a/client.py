@@ -28,7 +28,13 @@ from shared.a2a import wire
 from shared.a2a.discovery import AgentCard, CardCache, fetch_card
 from shared.a2a.errors import CardUnusable, LookupIncomplete, MethodUnavailable, OutcomeUnknown
 from shared.a2a.trace import current_trace
-from shared.a2a.transport import HEADER_TIMEOUT_SECONDS, IDLE_TIMEOUT_SECONDS, CallKind, Transport
+from shared.a2a.transport import (
+    HEADER_TIMEOUT_SECONDS,
+    IDLE_TIMEOUT_SECONDS,
+    AgentLink,
+    CallKind,
+    Transport,
+)
 from shared.a2a.wire import Method
 from shared.config import AgentBackend, Binding
 from shared.core.model import HITL_EXTENSION, OutgoingMessage, StreamEvent, Task
@@ -61,7 +67,7 @@ class AgentClient:
         backend: AgentBackend,
         binding: Binding,
         *,
-        http: httpx.Client,
+        link: AgentLink,
         cards: CardCache,
         clock: Clock,
         ids: Ids,
@@ -76,8 +82,8 @@ class AgentClient:
         Args:
             backend: The agent backend.
             binding: The binding whose identity calls the agent.
-            http: The HTTP client (the process's pool; tests may give one
-                with a transport of their own).
+            link: How requests reach the agent (HTTP over the process's
+                connection pool; tests may give a client with a transport of their own).
             cards: The card cache (the process's).
             clock: Deadlines and Retry-After dates are read on it.
             ids: JSON-RPC request ids.
@@ -94,7 +100,7 @@ class AgentClient:
         self._binding = binding
         self._clock = clock
         self._transport = Transport(
-            http,
+            link,
             backend.name,
             clock=clock,
             ids=ids,

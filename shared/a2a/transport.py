@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Generator, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, closing, contextmanager
 from enum import Enum
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import httpx
 import structlog
@@ -72,12 +72,155 @@ class CallKind(Enum):
     """CancelTask, ListTasks."""
 
 
+class LinkReply(Protocol):
+    """An agent's answer to one request, as far as a link carries it."""
+
+    status: int
+    headers: Mapping[str, str]
+    """The response headers (names in any case)."""
+    where: str
+    """The request, as errors name it ("POST https://...")."""
+    cut: str | None
+    """Why the link cut a stream it was reading: "idle", "until", or None."""
+
+    def document(self, what: str, max_bytes: int, seconds: float, clock: Clock) -> Any:
+        """The whole body, decoded from JSON.
+
+        Raises:
+            ValueError: The body is not JSON.
+            ResponseTooLarge: It holds more than ``max_bytes``.
+            OutcomeUnknown: It took longer than ``seconds``, or the connection was lost.
+        """
+
+    def frames(
+        self, method: str, max_bytes: int, idle: float, until: float | None, clock: Clock
+    ) -> Generator[Any]:
+        """Each event's JSON-RPC frame, decoded, as it arrives; ends when the stream does.
+
+        Raises:
+            OutcomeUnknown: An event is not JSON.
+            ResponseTooLarge: An event holds more than ``max_bytes``.
+            httpx.HTTPError: The connection was lost (``ReadTimeout``: nothing came for ``idle``).
+            httpx_sse.SSEError: The stream is not SSE.
+        """
+
+    @property
+    def is_event_stream(self) -> bool:
+        """Whether the answer is an event stream (else one JSON document)."""
+
+
+class AgentLink(Protocol):
+    """How requests reach an agent."""
+
+    def send(
+        self,
+        http_method: str,
+        url: str,
+        payload: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> AbstractContextManager[LinkReply]:
+        """Send one request; the answer is open for reading within the block.
+
+        Raises:
+            httpx.HTTPError: No answer came (no connection, no headers within ``timeout``).
+        """
+
+
+class HttpLink:
+    """Requests as HTTP through an ``httpx.Client``, redirects never followed."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        """Send over ``http`` (its redirect and timeout settings are overridden per call)."""
+        self._http = http
+
+    @contextmanager
+    def send(
+        self,
+        http_method: str,
+        url: str,
+        payload: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> Iterator[LinkReply]:
+        """Send one request; the response's body is left to read, and closed after the block."""
+        request = self._http.build_request(
+            http_method,
+            url,
+            json=None if payload is None else dict(payload),
+            headers=dict(headers),
+            timeout=httpx.Timeout(timeout),
+        )
+        response = self._http.send(request, stream=True, follow_redirects=False)
+        try:
+            yield _HttpReply(response)
+        finally:
+            response.close()
+
+
+class _HttpReply:
+    """An httpx response read as a ``LinkReply``."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self._response = response
+        self.status = response.status_code
+        self.headers: Mapping[str, str] = response.headers
+        self.where = f"{response.request.method} {response.request.url}"
+        self.cut: str | None = None
+
+    @property
+    def is_event_stream(self) -> bool:
+        return _content_type(self.headers) == "text/event-stream"
+
+    def document(self, what: str, max_bytes: int, seconds: float, clock: Clock) -> Any:
+        response = self._response
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise ResponseTooLarge(f"{what}: the answer declares {declared} bytes")
+        deadline = clock.monotonic() + seconds
+        body = bytearray()
+        try:
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > max_bytes:
+                    raise ResponseTooLarge(f"{what}: the answer is longer than {max_bytes} bytes")
+                if clock.monotonic() > deadline:
+                    raise OutcomeUnknown(f"{what}: the answer took longer than {seconds:g} s")
+        except httpx.HTTPError as error:
+            raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
+        return wire.loads(bytes(body))
+
+    def frames(
+        self, method: str, max_bytes: int, idle: float, until: float | None, clock: Clock
+    ) -> Generator[Any]:
+        response = self._response
+        timeouts = response.request.extensions.get("timeout")
+        if isinstance(timeouts, dict):
+            timeouts["read"] = idle
+        text = _CappedText(response, max_bytes, method)
+        watchdog = _Watchdog(response, idle, until, clock)
+        try:
+            with watchdog:
+                for sse in EventSource(text).iter_sse():  # type: ignore[arg-type]
+                    text.event_arrived()
+                    if not sse.data.strip():
+                        continue
+                    try:
+                        frame = wire.loads(sse.data)
+                    except ValueError:
+                        raise OutcomeUnknown(f"{method}: an event that is not JSON") from None
+                    watchdog.event_arrived()
+                    yield frame
+        finally:
+            self.cut = watchdog.cut  # final: the watchdog's thread has ended
+
+
 class Transport:
     """Calls to one agent's endpoint."""
 
     def __init__(
         self,
-        http: httpx.Client,
+        link: AgentLink,
         agent: str,
         *,
         clock: Clock,
@@ -90,7 +233,7 @@ class Transport:
         """Creates the transport.
 
         Args:
-            http: The HTTP client; its redirect and timeout settings are overridden per call.
+            link: How requests reach the agent.
             agent: The agent's name, for logs.
             clock: Deadlines (``until``, the call budget) and Retry-After dates are read on it.
             ids: JSON-RPC request ids.
@@ -99,7 +242,7 @@ class Transport:
             max_response_bytes: The most one answer, or one event, may hold.
             call_seconds: The longest a call answered with one JSON document may take.
         """
-        self._http = http
+        self._link = link
         self._agent = agent
         self._clock = clock
         self._ids = ids
@@ -117,19 +260,14 @@ class Transport:
             OutcomeUnknown: On 5xx, 408, 429, a timeout, a lost connection, or a body
                 that is not JSON.
         """
-        with self._logged("card"):
-            request = self._http.build_request(
-                "GET", url, headers=dict(headers), timeout=httpx.Timeout(self.header_timeout)
-            )
-            with self._sent(request) as response:
-                self._raise_for_status(response)
-                body = self._read(response, "the card")
+        with self._logged("card"), self._sent("GET", url, None, headers) as reply:
+            self._raise_for_status(reply)
             try:
-                return wire.loads(body)
+                return self._document(reply, "the card")
             except ValueError:
-                kind = _content_type(response) or "no content type"
+                kind = _content_type(reply.headers) or "no content type"
                 raise OutcomeUnknown(
-                    f"{url} did not answer with JSON ({kind})", http_status=response.status_code
+                    f"{url} did not answer with JSON ({kind})", http_status=reply.status
                 ) from None
 
     def call(
@@ -149,22 +287,12 @@ class Transport:
             AgentError: The classified failure.
         """
         with self._logged(method):
-            request = self._http.build_request(
-                "POST",
-                url,
-                json=self._request(method, params),
-                headers={**headers, "Accept": "application/json"},
-                timeout=httpx.Timeout(self.header_timeout),
-            )
-            with self._sent(request) as response:
-                self._raise_for_status(response)
-                return _result(
-                    _json_value(self._read(response, method), response),
-                    method,
-                    kind,
-                    response,
-                    self._clock.time(),
-                )
+            payload = self._request(method, params)
+            with self._sent(
+                "POST", url, payload, {**headers, "Accept": "application/json"}
+            ) as reply:
+                self._raise_for_status(reply)
+                return self._answer_document(reply, method, kind)
 
     def stream(
         self,
@@ -193,45 +321,29 @@ class Transport:
             AgentError: The classified failure.
         """
         with self._logged(method):
-            request = self._http.build_request(
-                "POST",
-                url,
-                json=self._request(method, params),
-                headers={**headers, "Accept": "text/event-stream"},
-                timeout=httpx.Timeout(self.header_timeout),
-            )
-            with self._sent(request) as response:
-                self._raise_for_status(response)
-                if _content_type(response) != "text/event-stream":
-                    body = self._read(response, method)
-                    yield _result(
-                        _json_value(body, response), method, kind, response, self._clock.time()
-                    )
+            payload = self._request(method, params)
+            with self._sent(
+                "POST", url, payload, {**headers, "Accept": "text/event-stream"}
+            ) as reply:
+                self._raise_for_status(reply)
+                if not reply.is_event_stream:
+                    yield self._answer_document(reply, method, kind)
                     return
-                yield from self._events(response, method, kind, until)
+                yield from self._events(reply, method, kind, until)
 
     def _events(
-        self, response: httpx.Response, method: str, kind: CallKind, until: float | None
+        self, reply: LinkReply, method: str, kind: CallKind, until: float | None
     ) -> Iterator[Any]:
-        timeouts = response.request.extensions.get("timeout")
-        if isinstance(timeouts, dict):
-            timeouts["read"] = self.idle_timeout
         seen_event = False
         lost: Exception | None = None
-        text = _CappedText(response, self.max_response_bytes, method)
-        with _Watchdog(response, self.idle_timeout, until, self._clock) as watchdog:
+        frames = reply.frames(
+            method, self.max_response_bytes, self.idle_timeout, until, self._clock
+        )
+        with closing(frames):
             try:
-                for sse in EventSource(text).iter_sse():  # type: ignore[arg-type]
-                    text.event_arrived()
-                    if not sse.data.strip():
-                        continue
-                    try:
-                        frame = wire.loads(sse.data)
-                    except ValueError:
-                        raise OutcomeUnknown(f"{method}: an event that is not JSON") from None
-                    result = _result(frame, method, kind, response, self._clock.time())
+                for frame in frames:
+                    result = _result(frame, method, kind, reply.headers, self._clock.time())
                     seen_event = True
-                    watchdog.event_arrived()
                     yield result
             except (httpx.HTTPError, SSEError) as error:
                 lost = error
@@ -241,48 +353,52 @@ class Transport:
                 if seen_event:
                     raise StreamDropped(str(error), retry_after=error.retry_after) from None
                 raise
-        if watchdog.cut == "until" or (until is not None and self._clock.monotonic() >= until):
+        if reply.cut == "until" or (until is not None and self._clock.monotonic() >= until):
             return
         # The socket's read timeout is the idle limit too: whichever fires first, it is a cut.
-        if watchdog.cut == "idle" or isinstance(lost, httpx.ReadTimeout):
+        if reply.cut == "idle" or isinstance(lost, httpx.ReadTimeout):
             detail = f"{method}: no event for {self.idle_timeout:g} s; the stream was cut"
             raise _stream_failure(seen_event, detail)
         if lost is not None:
             raise _stream_failure(seen_event, f"{method}: connection lost ({lost!r})")
 
     @contextmanager
-    def _sent(self, request: httpx.Request) -> Iterator[httpx.Response]:
-        """Send ``request``; the response's body is left to read, and closed after the block."""
-        try:
-            response = self._http.send(request, stream=True, follow_redirects=False)
-        except httpx.HTTPError as error:
-            raise _connection_failure(error, self.header_timeout) from None
-        try:
-            yield response
-        finally:
-            response.close()
+    def _sent(
+        self,
+        http_method: str,
+        url: str,
+        payload: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+    ) -> Iterator[LinkReply]:
+        """Send a request; its answer is left to read, and closed after the block."""
+        with ExitStack() as opened:
+            try:
+                reply = opened.enter_context(
+                    self._link.send(http_method, url, payload, headers, self.header_timeout)
+                )
+            except httpx.HTTPError as error:
+                raise _connection_failure(error, self.header_timeout) from None
+            yield reply
 
-    def _read(self, response: httpx.Response, what: str) -> bytes:
-        """The whole body, if it is at most ``max_response_bytes`` and comes within ``call_seconds``."""
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_response_bytes:
-            raise ResponseTooLarge(f"{what}: the answer declares {declared} bytes")
-        deadline = self._clock.monotonic() + self.call_seconds
-        body = bytearray()
+    def _document(self, reply: LinkReply, what: str) -> Any:
+        """The whole body, if it is at most ``max_response_bytes`` and comes within ``call_seconds``.
+
+        Raises:
+            ValueError: The body is not JSON.
+        """
+        return reply.document(what, self.max_response_bytes, self.call_seconds, self._clock)
+
+    def _answer_document(self, reply: LinkReply, method: str, kind: CallKind) -> Any:
+        """The result of an answer that is one JSON-RPC document, or its error classified."""
         try:
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > self.max_response_bytes:
-                    raise ResponseTooLarge(
-                        f"{what}: the answer is longer than {self.max_response_bytes} bytes"
-                    )
-                if self._clock.monotonic() > deadline:
-                    raise OutcomeUnknown(
-                        f"{what}: the answer took longer than {self.call_seconds:g} s"
-                    )
-        except httpx.HTTPError as error:
-            raise OutcomeUnknown(f"connection lost while reading the answer ({error!r})") from None
-        return bytes(body)
+            frame = self._document(reply, method)
+        except ValueError:
+            raise OutcomeUnknown(
+                "the answer is neither JSON nor an event stream "
+                f"({_content_type(reply.headers) or 'no content type'})",
+                http_status=reply.status,
+            ) from None
+        return _result(frame, method, kind, reply.headers, self._clock.time())
 
     def _request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": self._ids.token(), "method": method, "params": dict(params)}
@@ -305,14 +421,14 @@ class Transport:
             )
             raise
 
-    def _raise_for_status(self, response: httpx.Response) -> None:
-        status = response.status_code
+    def _raise_for_status(self, reply: LinkReply) -> None:
+        status = reply.status
         if 200 <= status < 300:
             return
-        retry_after = parse_retry_after(response.headers, self._clock.time())
-        where = f"{response.request.method} {response.request.url}"
+        retry_after = parse_retry_after(reply.headers, self._clock.time())
+        where = reply.where
         if 300 <= status < 400:
-            location = response.headers.get("location", "nowhere")
+            location = reply.headers.get("location", "nowhere")
             raise NotSent(
                 f"{where} answered with a redirect (HTTP {status} to {location}); "
                 "Agent Kourier follows no redirect",
@@ -396,8 +512,8 @@ class _Watchdog:
             return
 
 
-def _content_type(response: httpx.Response) -> str:
-    return str(response.headers.get("content-type", "")).partition(";")[0].strip().lower()
+def _content_type(headers: Mapping[str, str]) -> str:
+    return str(headers.get("content-type", "")).partition(";")[0].strip().lower()
 
 
 class _CappedText:
@@ -429,18 +545,7 @@ class _CappedText:
         self._since_event = 0
 
 
-def _json_value(body: bytes, response: httpx.Response) -> Any:
-    try:
-        return wire.loads(body)
-    except ValueError:
-        raise OutcomeUnknown(
-            "the answer is neither JSON nor an event stream "
-            f"({_content_type(response) or 'no content type'})",
-            http_status=response.status_code,
-        ) from None
-
-
-def _result(frame: Any, method: str, kind: CallKind, response: httpx.Response, now: float) -> Any:
+def _result(frame: Any, method: str, kind: CallKind, headers: Mapping[str, str], now: float) -> Any:
     """The result of a JSON-RPC response, or its error classified."""
     if isinstance(frame, Mapping) and "result" in frame:
         return frame["result"]
@@ -450,7 +555,7 @@ def _result(frame: Any, method: str, kind: CallKind, response: httpx.Response, n
     code = error.get("code")
     message = error.get("message")
     detail = f"{method}: JSON-RPC error {code}: {message}"
-    retry_after = parse_retry_after(response.headers, now)
+    retry_after = parse_retry_after(headers, now)
     failure: type[AgentError] = NotSent
     if code == -31403:
         failure = IdentityRefused

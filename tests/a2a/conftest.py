@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse
 from local.demo_agent import build_app
 from shared.a2a.client import AgentClient
 from shared.a2a.discovery import CARD_PATH, CardCache
+from shared.a2a.transport import HttpLink
 from shared.config import AgentBackend, Binding
 from shared.settings import Settings
 from shared.system import SystemClock, SystemIds
@@ -63,7 +64,7 @@ def make_client() -> MakeClient:
         **kwargs: Any,
     ) -> AgentClient:
         kwargs.setdefault("cards", cards)
-        kwargs.setdefault("http", http)
+        kwargs.setdefault("link", HttpLink(http))
         kwargs.setdefault("clock", SystemClock())
         kwargs.setdefault("ids", SystemIds())
         kwargs.setdefault("max_response_bytes", DEFAULTS.max_agent_response_bytes)

@@ -27,6 +27,7 @@ from tests.a2a.conftest import backend_for, binding_for
 import httpx
 from shared.a2a.client import AgentClient
 from shared.a2a.discovery import CardCache
+from shared.a2a.transport import HttpLink
 from shared.settings import Settings
 from shared.system import SystemClock, SystemIds
 
@@ -35,7 +36,7 @@ settings = Settings()
 client = AgentClient(
     backend_for(sys.argv[1]),
     binding_for(),
-    http=httpx.Client(),
+    link=HttpLink(httpx.Client()),
     cards=CardCache(),
     clock=SystemClock(),
     ids=SystemIds(),

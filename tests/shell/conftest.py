@@ -30,6 +30,7 @@ from google.cloud import firestore
 from local.emulators import EmulatorEnv, EmulatorPorts, exported, running_emulators
 from local.slack_standin import SlackStandin, StandinProcess
 from shared import ingress
+from shared.a2a.transport import HttpLink
 from shared.bootstrap import Deps
 from shared.config import parse_config
 from shared.firestore import FirestoreDocuments
@@ -185,6 +186,7 @@ bindings:
         source="shell tier",
     )
     turns, tasks = RecordedTurns(), RecordedTasks()
+    http = httpx.Client(follow_redirects=False)
     deps = Deps(
         settings=Settings.model_validate({"SLACK_SIGNING_SECRET": SIGNING_SECRET, **settings}),
         config=config,
@@ -195,7 +197,8 @@ bindings:
         turns=turns,
         tasks=tasks,
         chat=chat,
-        http=httpx.Client(follow_redirects=False),
+        http=http,
+        agent_link=HttpLink(http),
     )
     return deps, turns, tasks
 
