@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -199,7 +200,6 @@ class Simulation:
 
     def make_deps(self, instance: Instance) -> Any:
         from shared.a2a.discovery import CardCache
-        from shared.config import parse_config
         from shared.settings import Settings
 
         deps_class = importlib.import_module("shared.bootstrap").Deps
@@ -213,7 +213,7 @@ class Simulation:
                     **self.tuning,
                 }
             )
-            self._config = parse_config(config_yaml(self.profile), source="sim")
+            self._config = sim_config(config_yaml(self.profile))
         clock = SimClock(self.world, instance)
         return deps_class(
             settings=self._settings,
@@ -427,6 +427,15 @@ def _tool_parts(event: dict[str, Any]) -> list[dict[str, Any]]:
             parts += [p for p in message.get("parts", []) if "data" in p]
         return parts
     return []
+
+
+@lru_cache(maxsize=64)
+def sim_config(text: str) -> Any:
+    """The configuration of an agent profile: parsed once per process (it is frozen, and
+    seeds share a handful of profiles)."""
+    from shared.config import parse_config
+
+    return parse_config(text, source="sim")
 
 
 def run_seed(seed: int, disabled: Iterable[tuple[str, str, int]] = ()) -> Result:
