@@ -77,6 +77,7 @@ from shared.core.turn_machine import (
     Action,
     CallFailed,
     Cancel,
+    CardRead,
     Event,
     Failure,
     Finish,
@@ -84,6 +85,7 @@ from shared.core.turn_machine import (
     LookUp,
     Notify,
     Phase,
+    ReadCard,
     ReadTask,
     Resumed,
     Send,
@@ -191,7 +193,6 @@ class TurnRun:
         self.reply = self._new_reply()
         self.assembler = ReplyAssembler()
         self.machine: TurnMachine | None = None
-        self._card_failure: list[Action] = []
         self.status: TaskStatus | None = None
         self.last_snapshot: str | None = None
         self.checkpoints = CheckpointStore(deps.documents, deps.clock)
@@ -254,12 +255,7 @@ class TurnRun:
                 self.thread_status.rename(title)  # the thread an alert began is named after it
         self.reply.working()
         self.machine = self._new_machine()
-        protocol: str
-        try:
-            protocol = self.client.protocol_version
-        except AgentError:
-            protocol = ""  # the send reads the card again, and fails as the card did
-        first: Event = Started(protocol=protocol, can_subscribe=True)
+        first: Event = Started(protocol="", can_subscribe=True)  # the card is read first
         if self.turn.attempted:
             # An earlier function began this turn and died before its first
             # checkpoint: whether the agent got it is unknown.
@@ -326,16 +322,13 @@ class TurnRun:
             action = pending.popleft()
             self.fence.check()
             match action:
+                case ReadCard():
+                    pending.extend(self._read_card())
                 case Send():
                     self.fence.confirm()  # never sent again by a carrier a stop took it from
-                    if self._card_read():
-                        pending.extend(
-                            self._follow(
-                                lambda: self.client.send(self._message(), until=self.deadline)
-                            )
-                        )
-                    else:
-                        pending.extend(self._card_failure)
+                    pending.extend(
+                        self._follow(lambda: self.client.send(self._message(), until=self.deadline))
+                    )
                 case Subscribe():
                     pending.extend(
                         self._follow(
@@ -368,22 +361,13 @@ class TurnRun:
         if self.machine.state.phase == Phase.FOLLOW:
             self._hand_over()  # the stream was cut at the deadline, still open
 
-    def _card_read(self) -> bool:
-        """Before a send: the card says which protocol is on the wire (ListTasks on 1.0)."""
-        assert self.machine is not None
-        if self.machine.state.protocol:
-            return True
+    def _read_card(self) -> list[Action]:
+        """The card says which protocol is on the wire (ListTasks on 1.0 only)."""
         try:
             protocol = self.client.protocol_version
         except AgentError as error:
-            self._card_failure = self._handle(
-                CallFailed(classify(error), error.retry_after, error.reason)
-            )
-            return False
-        self._handle(
-            Started(protocol=protocol, can_subscribe=True)
-        )  # its Send is the one under way
-        return True
+            return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+        return self._handle(CardRead(protocol, has_context=self.session.context_id is not None))
 
     def _handle(self, event: Event) -> list[Action]:
         assert self.machine is not None

@@ -23,10 +23,16 @@ The rules, from the agent contract:
   (backing off up to a minute) when the agent cannot subscribe. A normal
   close right after a settling status update gets one GetTask at once, taken
   as final.
+- Nothing is sent or looked up before the agent's card said which protocol
+  is on the wire (``ReadCard``; a card that cannot be read is retried as a
+  send is).
 - An unknown outcome (5xx or a drop before any event, a stream naming no
-  task, ignored Messages alone) is, after a backoff, looked up with ListTasks on 1.0 when the
-  session has a context, and otherwise the same message is sent again with
-  the same messageId.
+  task, ignored Messages alone) is, after a backoff, looked up with
+  ListTasks on 1.0 when the session has a context, and otherwise the same
+  message is sent again with the same messageId. When the protocol is not
+  known yet (a restarted turn whose card could not be read), the card is
+  read first and the lookup follows on 1.0: a turn that may already be in a
+  context is never sent into it again unlooked.
 - Busy (-32004) sends again after a growing, jittered backoff for as long as
   it takes; the thread is told once after two minutes (the turn wakes at
   that moment if the backoff would sleep past it, tells the thread, and
@@ -122,6 +128,11 @@ class TurnTimings:
 
 
 @dataclass(frozen=True)
+class ReadCard:
+    """Read the agent's card: which protocol is on the wire."""
+
+
+@dataclass(frozen=True)
 class Send:
     """Send the turn's message (always the same messageId)."""
 
@@ -178,7 +189,7 @@ class Finish:
     outcome: str
 
 
-Action = Send | Subscribe | ReadTask | LookUp | Cancel | WaitUntil | Notify | Finish
+Action = ReadCard | Send | Subscribe | ReadTask | LookUp | Cancel | WaitUntil | Notify | Finish
 
 
 # State -----------------------------------------------------------------------
@@ -231,10 +242,21 @@ class TurnState:
 
 @dataclass(frozen=True)
 class Started:
-    """The turn is to be carried; what the card said of the agent."""
+    """The turn is to be carried; what the card said of the agent ("": not read yet)."""
 
     protocol: str
     can_subscribe: bool
+
+
+@dataclass(frozen=True)
+class CardRead:
+    """The card was read (``ReadCard``).
+
+    ``has_context``: whether the session has a context the turn goes into.
+    """
+
+    protocol: str
+    has_context: bool
 
 
 @dataclass(frozen=True)
@@ -301,6 +323,7 @@ class Resumed:
 
 Event = (
     Started
+    | CardRead
     | StreamEventSeen
     | StreamClosed
     | CallFailed
@@ -332,7 +355,9 @@ class TurnMachine:
         match event:
             case Started(protocol=protocol, can_subscribe=can_subscribe):
                 s.protocol, s.can_subscribe = protocol, can_subscribe
-                return self._to(Phase.SEND, [Send()])
+                return self._send()
+            case CardRead(protocol=protocol, has_context=has_context):
+                return self._card_read(protocol, has_context)
             case StreamEventSeen():
                 return self._stream_event(event, now)
             case StreamClosed():
@@ -343,7 +368,7 @@ class TurnMachine:
                 return self._task_read(state, changed, now, jitter)
             case LookedUp(task_id=task_id):
                 if task_id is None:
-                    return self._to(Phase.SEND, [Send()])
+                    return self._send()
                 s.task_id = task_id
                 return self._to(Phase.READ, [ReadTask()])
             case TimerFired(timer=timer):
@@ -481,10 +506,14 @@ class TurnMachine:
         return [Notify(notices.AGENT_BUSY)]
 
     def _unknown_outcome(self, event: CallFailed, now: float, jitter: float) -> list[Action]:
-        """After a backoff: look the message up (1.0, existing context), or send it again."""
+        """After a backoff: look the message up (1.0, existing context), or send it again.
+
+        With the protocol not known yet, a turn with a context is looked up:
+        the card is read first, and a 0.3 agent is then sent the message again.
+        """
         s = self.state
-        then = Phase.LOOKUP if s.protocol == "1.0" and s.has_context else Phase.SEND
-        return self._retry(then, event, now, jitter)
+        may_look_up = s.protocol in ("1.0", "") and s.has_context
+        return self._retry(Phase.LOOKUP if may_look_up else Phase.SEND, event, now, jitter)
 
     def _retry(self, then: Phase, event: CallFailed, now: float, jitter: float) -> list[Action]:
         if self._gave_up(now):
@@ -568,13 +597,30 @@ class TurnMachine:
             return []  # a timer of an earlier wait, fired late or twice
         if now < s.wake_at:  # woke early: to tell the thread the agent is busy, or resumed
             return self._busy_notice(now) + self._wait(s.wake_at, s.after_wait)
-        phase = s.after_wait
-        actions: dict[Phase, Action] = {
-            Phase.SEND: Send(),
-            Phase.READ: ReadTask(),
-            Phase.LOOKUP: LookUp(),
-        }
-        return self._to(phase, [actions[phase]])
+        if s.after_wait == Phase.SEND:
+            return self._send()
+        if s.after_wait == Phase.LOOKUP:
+            return self._look_up()
+        return self._to(Phase.READ, [ReadTask()])
+
+    # Cards ----------------------------------------------------------------------
+
+    def _send(self) -> list[Action]:
+        """Send the message, once the card said which protocol is on the wire."""
+        return self._to(Phase.SEND, [Send() if self.state.protocol else ReadCard()])
+
+    def _look_up(self) -> list[Action]:
+        """Look the message up, once the card said which protocol is on the wire."""
+        return self._to(Phase.LOOKUP, [LookUp() if self.state.protocol else ReadCard()])
+
+    def _card_read(self, protocol: str, has_context: bool) -> list[Action]:
+        s = self.state
+        if s.phase not in (Phase.SEND, Phase.LOOKUP):
+            return []
+        s.protocol, s.has_context = protocol, has_context
+        if s.phase == Phase.LOOKUP and protocol == "1.0" and has_context:
+            return self._look_up()
+        return self._send()  # 0.3, or no context to look in: sent again
 
     # Resuming -----------------------------------------------------------------
 

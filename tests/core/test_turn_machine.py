@@ -37,6 +37,7 @@ from shared.core.turn_machine import (
     Action,
     CallFailed,
     Cancel,
+    CardRead,
     Event,
     Failure,
     Finish,
@@ -44,6 +45,7 @@ from shared.core.turn_machine import (
     LookUp,
     Notify,
     Phase,
+    ReadCard,
     ReadTask,
     Resumed,
     Send,
@@ -568,8 +570,9 @@ GIVE_UP_ROWS = [
     Row(
         "the card cannot be fetched: retried, then the turn fails after 15 minutes",
         [
+            at(0, Started("", True), ReadCard()),
             at(0, fail(Failure.UNREACHABLE), wait(0.5, 1)),
-            at(0.5, timer(1), Send()),
+            at(0.5, timer(1), ReadCard()),
             at(900, fail(Failure.UNREACHABLE), Notify(GIVE_UP), Finish("unreachable")),
         ],
         DONE,
@@ -929,6 +932,79 @@ TIMER_ROWS = [
     ),
 ]
 
+# The card comes first (contract, Methods: ListTasks on recovery) ---------------
+
+CARD_ROWS = [
+    Row(
+        "nothing is sent before the card said which protocol is on the wire",
+        [
+            at(0, Started("", True), ReadCard()),
+            at(0, CardRead("1.0", has_context=True), Send()),
+        ],
+        {"phase": Phase.SEND, "protocol": "1.0"},
+    ),
+    Row(
+        "a restarted turn whose card cannot be read: the card is retried, then 1.0 is looked up",
+        [
+            at(0, Started("", True), ReadCard()),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),  # begun by a function that died
+            at(0.5, timer(1), ReadCard()),
+            at(0.5, fail(Failure.UNREACHABLE), wait(1.5, 2)),
+            at(1.5, timer(2), ReadCard()),
+            at(1.5, CardRead("1.0", has_context=True), LookUp()),
+            at(2, LookedUp("t1"), ReadTask()),
+        ],
+        {"phase": Phase.READ, "task_id": "t1", "protocol": "1.0"},
+    ),
+    Row(
+        "a restarted turn whose card reads 0.3 once it can be read: sent again, never looked up",
+        [
+            at(0, Started("", True), ReadCard()),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), ReadCard()),
+            at(0.5, CardRead("0.3", has_context=True), Send()),
+        ],
+        {"phase": Phase.SEND, "protocol": "0.3"},
+    ),
+    Row(
+        "a restarted first turn of a thread: no context to look in, sent again after the card",
+        [
+            at(0, Started("", True), ReadCard()),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), ReadCard()),
+            at(0.5, CardRead("1.0", has_context=False), Send()),
+        ],
+        {"phase": Phase.SEND},
+        has_context=False,
+    ),
+    Row(
+        "a card that says the session's context is gone: nothing to look in, sent again",
+        [
+            at(0, Started("", True), ReadCard()),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), ReadCard()),
+            at(0.5, CardRead("1.0", has_context=False), Send()),
+        ],
+        {"phase": Phase.SEND, "has_context": False},
+    ),
+    Row(
+        "a lookup that finds nothing sends the message again",
+        [
+            at(0, Started("", True), ReadCard()),
+            at(0, fail(Failure.UNKNOWN), wait(0.5, 1)),
+            at(0.5, timer(1), ReadCard()),
+            at(0.5, CardRead("1.0", has_context=True), LookUp()),
+            at(1, LookedUp(None), Send()),
+        ],
+        {"phase": Phase.SEND, "protocol": "1.0"},
+    ),
+    Row(
+        "a card read that comes late changes nothing",
+        [start(), at(1, snapshot(WORKING)), at(2, CardRead("0.3", has_context=False))],
+        {"phase": Phase.FOLLOW, "protocol": "1.0", "has_context": True},
+    ),
+]
+
 # Events that are not the turn's (contract, Replies; streaming principles) ------
 
 NOT_THE_TURNS_ROWS = [
@@ -1051,6 +1127,7 @@ NOT_THE_TURNS_ROWS = [
 ]
 
 ROWS = [
+    *CARD_ROWS,
     *NOT_THE_TURNS_ROWS,
     *TASK_STATE_ROWS,
     *STREAM_ROWS,

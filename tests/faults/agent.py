@@ -101,6 +101,8 @@ class Script:
     """The send's stream stops after this many events until ``released`` is set (the task runs on)."""
     hold_card: bool = False
     """Card requests wait until ``released`` is set."""
+    failed_cards: int = 0
+    """The next card requests answered HTTP 500 (counted down as they come)."""
     can_subscribe: bool = True
     """Whether SubscribeToTask is implemented (else JSON-RPC -32601)."""
     close_send_after: int | None = None
@@ -286,6 +288,14 @@ class FaultyAgent:
             if script.hold_card:
                 script.reached.set()
                 script.released.wait()
+            with self._lock:
+                failed, script.failed_cards = (
+                    script.failed_cards > 0,
+                    max(0, script.failed_cards - 1),
+                )
+            if failed:
+                exchange.status(500, body=b"scripted card failure")
+                return
             exchange.json(self.card(exchange.version))
             return
         body = exchange.body if isinstance(exchange.body, dict) else {}

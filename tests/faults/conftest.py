@@ -191,8 +191,10 @@ class Faults:
         self.stack = stack
         self.standin = standin
         self.agent = agent
-        self.channel, self.binding = CHANNEL, BINDING
-        """Where the test writes: the channel of the binding of one A2A version (``VERSIONS``)."""
+        self.version = "1.0"
+        """The A2A version of the agent the test talks to (``VERSIONS``)."""
+        self.channel, self.binding = VERSIONS[self.version]
+        """Where the test writes: the channel of that version's binding."""
         emulators = {
             name: stack.function_env[name]
             for name in (
@@ -339,7 +341,8 @@ def session_faults(stack: Stack, agent: FaultyAgent) -> Iterator[Faults]:
 def faults(session_faults: Faults) -> Iterator[Faults]:
     """The stack, with a well-behaved agent that forgot earlier tests; left quiet after the test."""
     helper = session_faults
-    helper.channel, helper.binding = CHANNEL, BINDING
+    helper.version = "1.0"
+    helper.channel, helper.binding = VERSIONS[helper.version]
     helper.agent.use(Script())
     helper.agent.forget()
     yield helper
@@ -355,7 +358,8 @@ def faults(session_faults: Faults) -> Iterator[Faults]:
 @pytest.fixture(params=list(VERSIONS))
 def either_version(faults: Faults, request: pytest.FixtureRequest) -> Faults:
     """``faults``, writing in the channel whose agent speaks A2A 1.0, then 0.3."""
-    faults.channel, faults.binding = VERSIONS[request.param]
+    faults.version = request.param
+    faults.channel, faults.binding = VERSIONS[faults.version]
     return faults
 
 
