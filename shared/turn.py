@@ -98,8 +98,8 @@ from shared.core.turn_machine import (
     TurnMachine,
     TurnState,
     TurnTimings,
+    Unpaused,
     WaitUntil,
-    resume_state,
 )
 from shared.errors import ConfigError, Superseded, TaskNameRefused
 from shared.feedback import feedback_blocks
@@ -692,9 +692,7 @@ class TurnRun:
                 assert question is not None
                 self._send_answer(question)
             case Next.READ_TASK:
-                assert self.machine is not None
-                self.machine.state.phase = Phase.SEND  # as a send of unknown outcome
-                self._run(self._handle(CallFailed(Failure.UNKNOWN)))
+                self._run(self._handle(Unpaused()))
             case Next.TIME_OUT:
                 self._ending = "question_timed_out"
                 self._cancel(notices.QUESTION_TIMED_OUT)
@@ -713,13 +711,7 @@ class TurnRun:
         self.answering = question
         self.assembler = ReplyAssembler.for_answer(paused)
         self.reply = self._new_reply()
-        state = TurnState(
-            started_at=self.clock.time(),
-            has_context=True,
-            protocol=self.machine.state.protocol,
-            task_id=task_id,
-        )
-        self.machine = TurnMachine(state, timings(self.settings, self.binding))
+        self.machine = self.machine.for_answer(self.clock.time())
         self._write_turn(status="running", shown_steps={})  # the answer's reply is a new one
         self.turn.shown_steps = {}
         self._show_working()
@@ -733,7 +725,7 @@ class TurnRun:
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
         assert self.machine is not None
-        self.machine.state = resume_state(self.machine.state)
+        self.machine.hand_over()
         self.reply.suspend()
         generation = self._advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)

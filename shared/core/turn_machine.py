@@ -68,7 +68,7 @@ deterministic under test.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -321,6 +321,12 @@ class Resumed:
     """Another function continues the turn from its checkpoint (a hand-over, or a take-over)."""
 
 
+@dataclass(frozen=True)
+class Unpaused:
+    """A turn that paused on a question still open is taken over (its timer's or
+    answer's function died): whether the task still waits is unknown."""
+
+
 Event = (
     Started
     | CardRead
@@ -331,6 +337,7 @@ Event = (
     | LookedUp
     | TimerFired
     | Resumed
+    | Unpaused
 )
 
 
@@ -343,7 +350,7 @@ class TurnMachine:
 
     def handle(self, event: Event, now: float, jitter: float = 0.5) -> list[Action]:
         """The actions that follow ``event``."""
-        if self.state.phase == Phase.DONE:
+        if self.state.phase == Phase.DONE and not isinstance(event, Unpaused):
             return []
         actions = self._next(event, now, jitter)
         if self._goes_on() and now >= self._turn_ends_at():
@@ -375,7 +382,27 @@ class TurnMachine:
                 return self._timer(timer, now)
             case Resumed():
                 return self._resumed(now, jitter)
+            case Unpaused():
+                if s.phase != Phase.DONE:
+                    return []  # not paused: carried on as it is
+                s.phase = Phase.SEND  # read again, as after a send of unknown outcome
+                return self._call_failed(CallFailed(Failure.UNKNOWN), now, jitter)
         raise AssertionError(f"unhandled event {event!r}")
+
+    def hand_over(self) -> None:
+        """This function stops; another continues from the checkpoint: an open stream is gone."""
+        _stream_gone(self.state)
+
+    def for_answer(self, now: float) -> TurnMachine:
+        """The machine that sends the answer to this turn's paused task, then follows it.
+
+        The answer goes to the same task, over the same protocol, in the
+        task's context; its turn time counts from now (the wait for people is
+        not counted).
+        """
+        s = self.state
+        state = TurnState(started_at=now, has_context=True, protocol=s.protocol, task_id=s.task_id)
+        return TurnMachine(state, self.timings)
 
     def admits(self, event: StreamEventSeen) -> bool:
         """Whether an event of the open stream is this turn's; if not, it is ignored everywhere."""
@@ -677,13 +704,6 @@ class TurnMachine:
     def _finish(self, outcome: str) -> list[Action]:
         self.state.phase = Phase.DONE
         return [Finish(outcome)]
-
-
-def resume_state(state: TurnState) -> TurnState:
-    """The state to continue from in a new function: a stream that was open is gone."""
-    resumed = replace(state)
-    _stream_gone(resumed)
-    return resumed
 
 
 def _stream_gone(state: TurnState) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -58,8 +58,8 @@ from shared.core.turn_machine import (
     TurnMachine,
     TurnState,
     TurnTimings,
+    Unpaused,
     WaitUntil,
-    resume_state,
 )
 
 DEFAULT = TurnTimings()
@@ -1289,19 +1289,16 @@ def following() -> TurnState:
     return state
 
 
-def test_resume_turns_an_open_stream_into_a_read() -> None:
-    state = following()
-    resumed = resume_state(state)
+def test_a_hand_over_turns_an_open_stream_into_a_read() -> None:
+    machine = TurnMachine(following())
+    machine.hand_over()
+    resumed = machine.state
     assert (resumed.phase, resumed.events_in_stream, resumed.settling_update) == (
         Phase.READ,
         0,
         False,
     )
-    assert (state.phase, state.settling_update) == (Phase.FOLLOW, True), (
-        "the old state is left alone"
-    )
-    machine = TurnMachine(resumed)
-    assert machine.handle(TaskRead(WORKING), 10) == [Subscribe()]
+    assert TurnMachine(resumed).handle(TaskRead(WORKING), 10) == [Subscribe()]
 
 
 @pytest.mark.parametrize(
@@ -1314,12 +1311,33 @@ def test_resume_turns_an_open_stream_into_a_read() -> None:
     ],
     ids=["send", "wait", "read", "lookup"],
 )
-def test_resume_keeps_any_other_phase(steps: list[Step]) -> None:
+def test_a_hand_over_keeps_any_other_phase(steps: list[Step]) -> None:
     state = run(Row("", steps, {}))
-    resumed = resume_state(state)
-    assert resumed == state
-    assert resumed is not state
+    machine = TurnMachine(replace(state))
+    machine.hand_over()
+    assert machine.state == state
 
+
+def test_the_answer_to_a_paused_task_is_sent_to_that_task_its_time_counted_anew() -> None:
+    paused = run(Row("", [*PAUSED, at(3, RESUMED)], {}))
+    answer = TurnMachine(paused, TurnTimings(max_turn=60)).for_answer(1000)
+    assert answer.state == TurnState(
+        started_at=1000, has_context=True, protocol="1.0", task_id="t1"
+    )
+    assert answer.timings == TurnTimings(max_turn=60)
+    assert answer.handle(StreamEventSeen("t1", WORKING), 1059) == []
+    assert answer.handle(StreamEventSeen("t1", WORKING), 1060) == [
+        Cancel(notices.TURN_TOO_LONG),
+        Finish("too_long"),
+    ]
+
+
+PAUSED = [
+    start(),
+    at(1, snapshot(TaskState.INPUT_REQUIRED)),
+    at(2, CLOSED, Finish("input_required")),
+]
+"""A turn paused on a question: done, as far as the machine goes, until it is answered."""
 
 RESUMED = Resumed()
 
@@ -1363,6 +1381,21 @@ RESUMED_ROWS = [
         "taken over during a lookup: looked up again after a backoff",
         [*CALL_SITES["ListTasks"], at(3, RESUMED, wait(4, 2))],
         {"phase": Phase.WAIT, "after_wait": Phase.LOOKUP},
+    ),
+    Row(
+        "paused on a question: neither a resume nor a timer carries it on",
+        [*PAUSED, at(300, RESUMED), at(301, timer(1))],
+        {"phase": Phase.DONE},
+    ),
+    Row(
+        "paused on a question still open, taken over: its task is read again",
+        [*PAUSED, at(300, Unpaused(), wait(301, 1)), at(301, timer(1), ReadTask())],
+        {"phase": Phase.READ, "task_id": "t1"},
+    ),
+    Row(
+        "unpaused when it is not paused: carried on as it is",
+        [start(), at(1, status(WORKING)), at(2, Unpaused())],
+        {"phase": Phase.FOLLOW},
     ),
 ]
 
