@@ -37,19 +37,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 
 from shared.a2a.client import AgentClient
-from shared.a2a.errors import (
-    AgentBusy,
-    AgentError,
-    AnswerRejected,
-    CardUnusable,
-    CredentialsRejected,
-    DiscoveryFailed,
-    IdentityRefused,
-    OutcomeUnknown,
-    ResponseTooLarge,
-    SessionGone,
-    StreamDropped,
-)
+from shared.a2a.errors import AgentError
 from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint, CheckpointStore, Stored
@@ -132,23 +120,6 @@ def timings(settings: Settings, binding: Binding) -> TurnTimings:
         reread_after_drop=settings.reread_after_drop_seconds,
         max_turn=binding.max_turn.total_seconds(),
     )
-
-
-def classify(error: AgentError) -> Failure:
-    """The machine's name for a classified A2A failure."""
-    table: list[tuple[type[AgentError], Failure]] = [
-        (CredentialsRejected, Failure.CREDENTIALS),
-        (IdentityRefused, Failure.IDENTITY),
-        (CardUnusable, Failure.REFUSED),
-        (DiscoveryFailed, Failure.UNREACHABLE),
-        (AgentBusy, Failure.BUSY),
-        (AnswerRejected, Failure.ANSWER_REJECTED),
-        (SessionGone, Failure.SESSION_GONE),
-        (StreamDropped, Failure.DROPPED),
-        (OutcomeUnknown, Failure.UNKNOWN),
-        (ResponseTooLarge, Failure.REFUSED),
-    ]
-    return next((failure for kind, failure in table if isinstance(error, kind)), Failure.NOT_SENT)
 
 
 class TurnRun:
@@ -343,10 +314,11 @@ class TurnRun:
                     self._ending = self._ending or _outcome_in(pending)
                     self._cancel(notice)
                 case WaitUntil(at=at, timer=timer):
-                    if at - self.clock.time() <= self.settings.inline_wait_seconds and (
-                        self.clock.monotonic() + (at - self.clock.time()) < self.deadline
+                    wait = at - self.clock.time()
+                    if wait <= self.settings.inline_wait_seconds and (
+                        self.clock.monotonic() + wait < self.deadline
                     ):
-                        self.clock.sleep(max(0.0, at - self.clock.time()))
+                        self.clock.sleep(max(0.0, wait))
                         pending.extend(self._handle(TimerFired(timer)))
                     else:
                         self._sleep_until(at, timer)
@@ -366,8 +338,12 @@ class TurnRun:
         try:
             protocol = self.client.protocol_version
         except AgentError as error:
-            return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+            return self._failed(error)
         return self._handle(CardRead(protocol, has_context=self.session.context_id is not None))
+
+    def _failed(self, error: AgentError) -> list[Action]:
+        """A call to the agent failed: what the machine does next."""
+        return self._handle(CallFailed(error.failure, error.retry_after, error.reason))
 
     def _handle(self, event: Event) -> list[Action]:
         assert self.machine is not None
@@ -389,9 +365,7 @@ class TurnRun:
             log.info(
                 "a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error)
             )
-            return actions + self._handle(
-                CallFailed(classify(error), error.retry_after, error.reason)
-            )
+            return actions + self._failed(error)
 
     def _observe(self, event: StreamEvent) -> list[Action]:
         """Show what an event changes, learn its ids, and tell the machine.
@@ -436,7 +410,7 @@ class TurnRun:
         try:
             task = self.client.get_task(self._task_id())
         except AgentError as error:
-            return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+            return self._failed(error)
         changed = _fingerprint(task) != self.last_snapshot
         self.last_snapshot = _fingerprint(task)
         self.status = task.status
@@ -452,7 +426,7 @@ class TurnRun:
         try:
             task = self.client.task_holding_message(context_id, self._message().message_id)
         except AgentError as error:
-            return self._handle(CallFailed(classify(error), error.retry_after, error.reason))
+            return self._failed(error)
         return self._handle(LookedUp(task.id if task else None))
 
     def _cancel(self, notice: notices.CancelNotice) -> None:

@@ -1,7 +1,8 @@
 """The classified outcomes of a failed call to an agent.
 
 One class per row of the agent contract's Errors table, plus the discovery
-failures, all under ``AgentError``. The turn engine acts on the class alone.
+failures, all under ``AgentError``. The turn engine acts on the class alone: its ``failure`` is the turn
+machine's name for it.
 Each error has two texts: ``reason``, the only one that may reach a chat
 thread (a sentence from ``shared.core.notices``), and ``str(error)``, the
 detail for logs and for ``kourier agent check``, which may quote the agent's
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from datetime import UTC
 
 from shared.core import notices
+from shared.core.turn_machine import Failure
 from shared.errors import KourierError
 
 RETRY_AFTER_CAP_SECONDS = 86400.0
@@ -33,6 +35,7 @@ class AgentError(KourierError):
     """
 
     reason: str = notices.UNREACHABLE
+    failure: Failure = Failure.NOT_SENT
 
     def __init__(
         self,
@@ -52,30 +55,35 @@ class CredentialsRejected(AgentError):
     """HTTP 401 or 403, at any call: the turn fails without a retry."""
 
     reason = notices.CREDENTIALS_REJECTED
+    failure = Failure.CREDENTIALS
 
 
 class IdentityRefused(AgentError):
     """JSON-RPC -31403: the identity is refused for this session."""
 
     reason = notices.IDENTITY_REFUSED
+    failure = Failure.IDENTITY
 
 
 class AgentBusy(AgentError):
     """JSON-RPC -32004 to a send: send the same message again after a backoff."""
 
     reason = notices.AGENT_BUSY
+    failure = Failure.BUSY
 
 
 class AnswerRejected(AgentError):
     """JSON-RPC -32603 to an answer: cancel the paused task and tell the thread."""
 
     reason = notices.REQUEST_FAILED
+    failure = Failure.ANSWER_REJECTED
 
 
 class SessionGone(AgentError):
     """JSON-RPC -32001 while a task is followed (GetTask, SubscribeToTask)."""
 
     reason = notices.SESSION_GONE
+    failure = Failure.SESSION_GONE
 
 
 class NotSent(AgentError):
@@ -95,9 +103,13 @@ class OutcomeUnknown(AgentError):
     The agent may or may not have acted on the call.
     """
 
+    failure = Failure.UNKNOWN
+
 
 class StreamDropped(AgentError):
     """A stream failed after at least one event: follow the task with GetTask."""
+
+    failure = Failure.DROPPED
 
 
 class ResponseTooLarge(AgentError):
@@ -107,6 +119,7 @@ class ResponseTooLarge(AgentError):
     """
 
     reason = notices.RESPONSE_TOO_LARGE
+    failure = Failure.REFUSED
 
 
 class LookupIncomplete(AgentError):
@@ -125,12 +138,16 @@ class MethodUnavailable(AgentError):
 class DiscoveryFailed(AgentError):
     """The agent card could not be fetched or read: retried, then failed."""
 
+    failure = Failure.UNREACHABLE
+
 
 class CardUnusable(DiscoveryFailed):
     """The card breaks a discovery rule: the turn fails with ``reason`` at once.
 
     ``reason`` is the contract's text, e.g. ``NO_JSONRPC_INTERFACE``.
     """
+
+    failure = Failure.REFUSED
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)

@@ -11,17 +11,24 @@ from structlog.testing import capture_logs
 
 from shared.a2a.errors import (
     AgentBusy,
+    AgentError,
     AnswerRejected,
+    CardUnusable,
     CredentialsRejected,
+    DiscoveryFailed,
     IdentityRefused,
+    LookupIncomplete,
+    MethodUnavailable,
     NotSent,
     OutcomeUnknown,
+    ResponseTooLarge,
     SessionGone,
     StreamDropped,
     parse_retry_after,
 )
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION, OutgoingMessage, StatusUpdate, Task, TaskState
+from shared.core.turn_machine import Failure
 from tests.a2a.agents import (
     Exchange,
     ScriptedAgent,
@@ -386,3 +393,25 @@ def test_an_unknown_event_is_skipped(agent: ScriptedAgent, make_client: MakeClie
     events = _send(agent, make_client)
 
     assert [type(e).__name__ for e in events] == ["StatusUpdate", "ArtifactUpdate"]
+
+
+@pytest.mark.parametrize(
+    ("error", "failure"),
+    [
+        (CredentialsRejected("401"), Failure.CREDENTIALS),
+        (IdentityRefused("-31403"), Failure.IDENTITY),
+        (CardUnusable(notices.NO_JSONRPC_INTERFACE, "no JSONRPC interface"), Failure.REFUSED),
+        (DiscoveryFailed("card 503"), Failure.UNREACHABLE),
+        (AgentBusy("-32004"), Failure.BUSY),
+        (AnswerRejected("-32603"), Failure.ANSWER_REJECTED),
+        (SessionGone("-32001"), Failure.SESSION_GONE),
+        (StreamDropped("cut"), Failure.DROPPED),
+        (OutcomeUnknown("502"), Failure.UNKNOWN),
+        (ResponseTooLarge("too big"), Failure.REFUSED),
+        (NotSent("400"), Failure.NOT_SENT),
+        (LookupIncomplete("page limit"), Failure.NOT_SENT),
+        (MethodUnavailable("ListTasks on 0.3"), Failure.NOT_SENT),
+    ],
+)
+def test_each_error_names_what_the_turn_does_next(error: AgentError, failure: Failure) -> None:
+    assert error.failure is failure

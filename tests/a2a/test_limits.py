@@ -20,7 +20,6 @@ from shared.core import notices
 from shared.core.model import OutgoingMessage
 from shared.core.turn_machine import Failure
 from shared.system import SystemClock
-from shared.turn import classify
 from tests.a2a.agents import Exchange, ScriptedAgent, result, status_update, task
 from tests.a2a.conftest import MakeClient
 
@@ -52,7 +51,7 @@ def test_an_event_past_the_limit_ends_the_stream_as_too_large_without_reading_on
         next(events)
 
     assert raised.value.reason == notices.RESPONSE_TOO_LARGE
-    assert classify(raised.value) is Failure.REFUSED, "the turn fails at once, never re-read"
+    assert raised.value.failure is Failure.REFUSED, "the turn fails at once, never re-read"
 
 
 def test_events_under_the_limit_are_read_however_many_there_are(
