@@ -59,7 +59,7 @@ from shared.core.questions import (
     RefusePause,
 )
 from shared.core.reply import ReplyAssembler
-from shared.core.session import Session
+from shared.core.session import CloseQuestion, ForgetContext, LearnContext, Session
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
@@ -476,11 +476,7 @@ class TurnRun:
         if self.session.context_id is not None:
             self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
         self.session.context_id = context_id
-
-        def keep(current: Session) -> None:
-            current.context_id = context_id
-
-        self._change_session(keep)
+        self._change_session(LearnContext(context_id))
 
     # Ending and pausing --------------------------------------------------------
 
@@ -506,7 +502,7 @@ class TurnRun:
     def _end(self, outcome: str) -> None:
         """The turn ends with ``outcome`` (told, if it was to be told)."""
         if outcome == "session_gone":
-            self._change_session(_forget_context)
+            self._change_session(ForgetContext())
         self._finish_turn(outcome)
 
     def _tell(self, notice: str) -> None:
@@ -547,7 +543,7 @@ class TurnRun:
         """Record the end of the turn (its notice, if any, is shown); its questions close."""
         self.questions.close_all(self.turn.id)
         if self.session.open_question:
-            self._change_session(_close_question)
+            self._change_session(CloseQuestion())
         if outcome not in ("completed", "input_required"):
             log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
         self._write_turn(
@@ -769,7 +765,7 @@ class TurnRun:
             return None
         return task.id if task else None
 
-    def _change_session(self, change: Callable[[Session], None]) -> None:
+    def _change_session(self, edit: sessions.Edit) -> None:
         """Change the session while it carries this turn at this function's generation.
 
         Raises:
@@ -778,7 +774,7 @@ class TurnRun:
         turn_id, generation = self.turn.id, self.session.generation
         written = self.store.change_session(
             self.session.id,
-            lambda current: sessions.carried(current, turn_id, generation, change),
+            lambda current: sessions.carried(current, turn_id, generation, edit),
         )
         assert written is not None
         self.session = written
@@ -909,14 +905,6 @@ class TurnRun:
 def _outcome_in(actions: deque[Action]) -> str | None:
     """The outcome of the ``Finish`` among ``actions``, if they end the turn."""
     return next((action.outcome for action in actions if isinstance(action, Finish)), None)
-
-
-def _close_question(current: Session) -> None:
-    current.open_question = None
-
-
-def _forget_context(current: Session) -> None:
-    current.context_id = None
 
 
 def _fingerprint(task: Task) -> str:

@@ -184,16 +184,41 @@ def advance(
     return session
 
 
-def carried(
-    current: Session | None, turn_id: str, generation: int, change: Callable[[Session], None]
-) -> Session:
-    """Any other change the carrier makes (the context learnt or forgotten, a question closed).
+@dataclass(frozen=True)
+class LearnContext:
+    """The agent named the context the thread's turns go into."""
+
+    context_id: str
+
+
+@dataclass(frozen=True)
+class ForgetContext:
+    """The agent forgot the thread's context: the next turn starts a new one."""
+
+
+@dataclass(frozen=True)
+class CloseQuestion:
+    """The turn waits on no question any more."""
+
+
+Edit = LearnContext | ForgetContext | CloseQuestion
+"""A change the carrier makes to its session besides the lease."""
+
+
+def carried(current: Session | None, turn_id: str, generation: int, edit: Edit) -> Session:
+    """A change the carrier makes besides the lease (``edit``).
 
     Raises:
         Superseded: The session no longer carries the turn at ``generation``.
     """
     session = _own(current, turn_id, generation)
-    change(session)
+    match edit:
+        case LearnContext(context_id=context_id):
+            session.context_id = context_id
+        case ForgetContext():
+            session.context_id = None
+        case CloseQuestion():
+            session.open_question = None
     return session
 
 

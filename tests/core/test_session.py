@@ -12,7 +12,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.core import session as sessions
-from shared.core.session import Claimed, Session, Thread
+from shared.core.session import (
+    Claimed,
+    CloseQuestion,
+    ForgetContext,
+    LearnContext,
+    Session,
+    Thread,
+)
 from shared.errors import Superseded
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -147,7 +154,7 @@ def test_a_renewal_extends_and_never_shortens(
     [
         lambda current: sessions.renew(current, "T1", 3, AT + LEASE),
         lambda current: sessions.advance(current, "T1", 3, AT + LEASE, "task-1", None),
-        lambda current: sessions.carried(current, "T1", 3, lambda s: None),
+        lambda current: sessions.carried(current, "T1", 3, ForgetContext()),
     ],
     ids=["renew", "advance", "carried"],
 )
@@ -169,11 +176,20 @@ def test_an_advance_is_a_new_generation_with_its_lease_task_and_question() -> No
     )
 
 
-def test_a_carried_change_applies_to_its_own_session_only() -> None:
-    def forget(session: Session) -> None:
-        session.context_id = None
-
-    assert sessions.carried(stored(), "T1", 3, forget) == stored(context_id=None)
+@pytest.mark.parametrize(
+    ("edit", "changes"),
+    [
+        (LearnContext("ctx-2"), {"context_id": "ctx-2"}),
+        (ForgetContext(), {"context_id": None}),
+        (CloseQuestion(), {"open_question": None}),
+    ],
+    ids=["learn-context", "forget-context", "close-question"],
+)
+def test_a_carried_change_applies_to_its_own_session_only(
+    edit: sessions.Edit, changes: dict[str, object]
+) -> None:
+    waiting = stored(open_question="q-1")
+    assert sessions.carried(waiting, "T1", 3, edit) == replace(waiting, **changes)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
