@@ -16,13 +16,16 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench import ingress_ack, slack_replies, turns_burst
+from bench import cost_per_turn, ingress_ack, slack_replies, tier_burst, trigger_ack, turns_burst
 from bench.report import Figure, table, write_json
 
 BENCHMARKS: dict[str, Callable[[], list[Figure]]] = {
     "ingress": lambda: ingress_ack.figures(requests=400, in_flight=8, port_base=26500),
     "slack_replies": lambda: slack_replies.figures(turns=5, port_base=26200, say=lambda _: None),
     "turns_burst": lambda: turns_burst.figures(turns=200, agent_seconds=1.2, port_base=26700),
+    "tiers": lambda: tier_burst.figures([50, 90], agent_seconds=1.2, port_base=26900),
+    "cost": lambda: cost_per_turn.figures(port_base=24600),
+    "triggers": lambda: trigger_ack.figures(port_base=24500, say=lambda _: None),
 }
 
 

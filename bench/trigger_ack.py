@@ -29,11 +29,13 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from bench.report import Figure, table
 from local.emulators import EmulatorPorts
 from local.slack_standin.client import SlackStandin
 from local.stack import DEMO_ALERT_TOKEN, DEMO_TRIGGER, StackPorts, running_stack
@@ -47,15 +49,15 @@ def firestore_writes(log_dir: Path) -> int:
     return sum('"firestore_write"' in line for line in log.read_text(errors="replace").splitlines())
 
 
-def main() -> None:
-    """Run the benchmark and print one line per kind of notification."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--groups", type=int, default=12)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--limit", type=int, default=10, help="the trigger's threadsPerHour")
-    parser.add_argument("--port-base", type=int, default=24500)
-    options = parser.parse_args()
-    base = options.port_base
+def figures(
+    groups: int = 12,
+    repeats: int = 3,
+    limit: int = 10,
+    port_base: int = 24500,
+    say: Callable[[str], None] = print,
+) -> list[Figure]:
+    """Start the stack, post the notifications, stop everything; one figure per kind."""
+    base = port_base
     ports = StackPorts(
         chat_ingress=base,
         turn_send=base + 1,
@@ -77,27 +79,49 @@ def main() -> None:
         config.write_text(
             config.read_text().replace(
                 "source: alertmanager",
-                f"source: alertmanager\n    limits: {{threadsPerHour: {options.limit}}}",
+                f"source: alertmanager\n    limits: {{threadsPerHour: {limit}}}",
             )
         )
         stack.restart("chat_ingress")  # it read the config when it started
         url = f"{stack.ingress_url}triggers/{DEMO_TRIGGER}"
-        timings = _run(url, standin, stack.log_dir, options)
-    print(f"trigger notifications, {options.groups} groups, limit {options.limit} an hour:")
+        timings = _run(url, standin, stack.log_dir, groups, repeats, limit)
+    say(f"trigger notifications, {groups} groups, limit {limit} an hour:")
+    found = []
     for kind, samples in timings.items():
         millis = sorted(s["seconds"] * 1000 for s in samples)
         p95 = millis[max(0, round(0.95 * len(millis)) - 1)]
         slack = statistics.mean(s["slack"] for s in samples)
         writes = statistics.mean(s["writes"] for s in samples)
-        print(
+        say(
             f"  {kind:<8} n={len(samples):<3} answer p50 {statistics.median(millis):6.1f} ms"
             f"  p95 {p95:6.1f} ms  max {millis[-1]:6.1f} ms"
             f"  Slack calls {slack:4.1f}  Firestore writes {writes:4.1f}"
         )
+        found.append(
+            Figure(
+                "trigger ack",
+                f"{kind}: answer p50 / p95 (n={len(samples)})",
+                f"{statistics.median(millis):.0f} / {p95:.0f} ms",
+                "",
+                f"Slack calls {slack:.1f}, Firestore writes {writes:.1f} each",
+            )
+        )
+    return found
+
+
+def main() -> None:
+    """Run the benchmark and print one line per kind of notification."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--groups", type=int, default=12)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=10, help="the trigger's threadsPerHour")
+    parser.add_argument("--port-base", type=int, default=24500)
+    options = parser.parse_args()
+    print(table(figures(options.groups, options.repeats, options.limit, options.port_base)))
 
 
 def _run(
-    url: str, standin: SlackStandin, log_dir: Path, options: argparse.Namespace
+    url: str, standin: SlackStandin, log_dir: Path, groups: int, repeats: int, limit: int
 ) -> dict[str, list[dict[str, float]]]:
     timings: dict[str, list[dict[str, float]]] = defaultdict(list)
 
@@ -129,13 +153,13 @@ def _run(
         return outcome
 
     opened = []
-    for index in range(options.groups):
+    for index in range(groups):
         payload = with_group(alertmanager(), f"BenchGroup{index}")
-        outcome = post("open" if index < options.limit else "skip", payload)
+        outcome = post("open" if index < limit else "skip", payload)
         if outcome == "opened a thread":
             opened.append(payload)
     time.sleep(5)  # let the agent's first turns start, as they would
-    for _ in range(options.repeats):
+    for _ in range(repeats):
         for payload in opened:
             post("repeat", payload)
     for index, payload in enumerate(opened):

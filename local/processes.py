@@ -110,6 +110,17 @@ class Process:
         """The end of the process's log."""
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
+    def cpu_seconds(self) -> float:
+        """The CPU time the process and the processes it started use now, user and system (from /proc)."""
+        stats = _stats()
+        tree, grew = {self._popen.pid}, True
+        while grew:
+            children = {pid for pid, fields in stats.items() if int(fields[1]) in tree} - tree
+            tree |= children
+            grew = bool(children)
+        ticks = sum(int(stats[pid][11]) + int(stats[pid][12]) for pid in tree if pid in stats)
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     def kill(self) -> None:
         """Kill the process and everything it started at once (SIGKILL), as a crash would."""
         for group in _process_groups_in_tree(self._popen.pid):
@@ -217,17 +228,7 @@ def _interruptions_deferred() -> Iterator[None]:
 
 def _process_groups_in_tree(root_pid: int) -> set[int]:
     """The process groups of ``root_pid`` and all its descendants, read from /proc."""
-    parents: dict[int, tuple[int, int]] = {}  # pid -> (parent pid, process group)
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the parenthesised command name: state, ppid, pgrp, ...
-        fields = stat[stat.rfind(")") + 2 :].split()
-        parents[int(entry.name)] = (int(fields[1]), int(fields[2]))
+    parents = {pid: (int(fields[1]), int(fields[2])) for pid, fields in _stats().items()}
     tree = {root_pid}
     grew = True
     while grew:
@@ -235,6 +236,20 @@ def _process_groups_in_tree(root_pid: int) -> set[int]:
         tree |= children
         grew = bool(children)
     return {parents[pid][1] for pid in tree if pid in parents} | {root_pid}
+
+
+def _stats() -> dict[int, list[str]]:
+    """Each process's /proc stat fields after its parenthesised name: state, ppid, pgrp, ..."""
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        stats[int(entry.name)] = stat[stat.rfind(")") + 2 :].split()
+    return stats
 
 
 def _accepts_connections(port: int) -> bool:

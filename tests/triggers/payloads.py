@@ -12,12 +12,14 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "alerts"
 
 def alertmanager() -> dict[str, Any]:
     """Alertmanager's v4 payload: CheckoutErrors, one alert firing (eu-west-1), one resolved."""
-    return json.loads((DATA / "alertmanager-v4.json").read_text())
+    payload: dict[str, Any] = json.loads((DATA / "alertmanager-v4.json").read_text())
+    return payload
 
 
 def grafana() -> dict[str, Any]:
     """Grafana's webhook payload: "High memory usage", one alert firing."""
-    return json.loads((DATA / "grafana-v1.json").read_text())
+    payload: dict[str, Any] = json.loads((DATA / "grafana-v1.json").read_text())
+    return payload
 
 
 def generic(**fields: Any) -> dict[str, Any]:
