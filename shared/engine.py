@@ -192,7 +192,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     """A turn taken over from a function that died or failed: one more attempt, or the last.
 
     Past ``max_takeovers`` the turn ends, and the thread is told, instead of
-    failing again for ever.
+    failing again for ever; its questions close, as for any end of a turn.
     """
     attempts = turn.takeovers + 1
     if attempts <= deps.settings.max_takeovers:
@@ -200,6 +200,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         turn.takeovers = attempts
         return turn
     log.error("turn_kept_failing", turn=turn.id, attempts=turn.takeovers)
+    QuestionStore(deps.documents, deps.clock).close_all(turn.id)
     deps.chat.chat_postMessage(
         channel=turn.channel,
         thread_ts=turn.thread_ts,

@@ -473,10 +473,13 @@ class TurnRun:
     def _learn_context(self, context_id: str | None) -> None:
         if not context_id or context_id == self.session.context_id:
             return
-        if self.session.context_id is not None:
-            self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
-        self.session.context_id = context_id
+        changed = self.session.context_id is not None
+        # Kept before the thread is told: a function taking over finds the new
+        # context and does not tell it again (at most once: a function dying
+        # between the two loses the notice rather than show it twice).
         self._change_session(LearnContext(context_id))
+        if changed:
+            self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
 
     # Ending and pausing --------------------------------------------------------
 
@@ -515,6 +518,11 @@ class TurnRun:
         accepts for an answer that arrived and was not yet posted, rather
         than showing it twice.)
         """
+        if self._ending is None and self.machine is not None:
+            # A notice in the middle of the turn (busy): the machine has marked it
+            # told, and a checkpoint says so before the post, so a function taking
+            # over does not tell it again (at most once, as the end's notice).
+            self._checkpoint_now(force=True)
         if self._ending is None or self._told is not None or self.machine is None:
             self.reply.notice(notice)
             return

@@ -4,9 +4,11 @@ A seed reproduces a history for the code it was found on: once the code
 changes, the same seed may take another path. Each test therefore names the
 rule and the turn, and passes when that turn keeps the rule. The turn-layer
 seeds (F1, F5, F3, S1 and the two questions left open) failed on main at
-e977107, before shell2's fixes, and pass since; an expected failure left
-here is non-strict (a change elsewhere that reroutes the history must not
-turn the build red; an XPASS says the seed is stale).
+e977107, before shell2's fixes, and pass since. Seed 29 (text taken back)
+failed at d9a4a5d and passes on main at c4df3f9. The notices told twice after a
+take-over (seeds 1, 337, 566) failed on main at c4df3f9 and pass since fix3's
+fix (a mid-turn notice is recorded before it is posted); the question
+left answering by a turn that kept failing (seed 512) failed there too.
 """
 
 from __future__ import annotations
@@ -57,12 +59,30 @@ FINDINGS = [
         "S3 text",
         "C0SIM2-1700000232.886681",
         id="text-shown-that-the-agent-took-back",
-        marks=pytest.mark.xfail(
-            reason="fallback layout (chat.startStream refused): text posted, then taken back "
-            "by the agent with an empty part (contract: an artifact whose text is empty is left "
-            "out), stays in the posted message, followed by the 'no output' notice "
-            "(ThreadReply; reported to shell2)",
-        ),
+    ),
+    pytest.param(
+        1,
+        "S6 notice twice",
+        "C0SIM1-1700000434.949799",
+        id="context-changed-told-again-after-a-takeover",
+    ),
+    pytest.param(
+        337,
+        "S6 notice twice",
+        "C0SIM3-1700000045.328012",
+        id="busy-notice-told-again-after-a-takeover-337",
+    ),
+    pytest.param(
+        566,
+        "S6 notice twice",
+        "C0SIM1-1700001156.120023",
+        id="busy-notice-told-again-after-a-takeover-566",
+    ),
+    pytest.param(
+        512,
+        "L hygiene",
+        "C0SIM2-1700000212.174174",
+        id="question-left-answering-after-its-turn-kept-failing",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
