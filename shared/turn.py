@@ -57,6 +57,7 @@ from shared.core.questions import (
     Place,
     QuestionsNotAllowed,
     RefusePause,
+    SendAnswer,
 )
 from shared.core.reply import ReplyAssembler
 from shared.core.session import CloseQuestion, ForgetContext, LearnContext, Session
@@ -597,6 +598,9 @@ class TurnRun:
                 self._cancel(notices.QUESTIONS_NOT_ALLOWED)
                 self._end_question(existing)
                 return False
+            case SendAnswer(question=question):
+                self._send_answer(question)
+                return True
             case Ask():
                 self._ask(decision)
                 return True

@@ -198,14 +198,34 @@ class Oracle:
                         f"status {data.get('status')!r} outcome {data.get('outcome')!r}",
                     )
                     break
-        answers = {
-            reply
-            for stored in self.sim.documents.collections.get("kourier_questions", {}).values()
-            for reply in stored.data.get("replies") or []
-        }
+        answers = self.answers_sent()
         for post in self.sim.people.mentions():
             if post not in turns and post not in answers:
                 self.fail("S1 lost", f"the mention {post} never became a turn")
+
+    def answers_sent(self) -> set[str]:
+        """The replies taken as an answer that reached the agent.
+
+        A reply is an answer once a question's document lists it; it reached
+        the agent when an answer to that question was sent after that. The
+        question may be asked again later (the agent did not take the answer),
+        and its document then lists no replies: the reply still reached the
+        agent, and is no lost message.
+        """
+        taken: dict[str, tuple[str, int]] = {}
+        for at_us, _inv, _op, collection, key, data in self.sim.documents.writes:
+            if collection != "kourier_questions":
+                continue
+            for reply in data.get("replies") or []:
+                taken.setdefault(reply, (key, at_us))
+        sent: dict[str, list[int]] = defaultdict(list)
+        for request in self.sim.agents.requests:
+            message_id = request.message_id or ""
+            if message_id.startswith("answer-"):
+                sent[message_id.removeprefix("answer-").rsplit("-", 1)[0]].append(request.at_us)
+        return {
+            reply for reply, (key, at_us) in taken.items() if any(at >= at_us for at in sent[key])
+        }
 
     # S2 ------------------------------------------------------------------------------------
 

@@ -253,6 +253,18 @@ class QuestionsNotAllowed:
 
 
 @dataclass(frozen=True)
+class SendAnswer:
+    """The pause's question was answered and its answer never sent: send it now.
+
+    A carrier stored the question and died before it recorded the pause; a
+    person answered meanwhile, and the answer's own task found the turn
+    taken. The function carrying the turn on reads the same pause again.
+    """
+
+    question: OpenQuestion
+
+
+@dataclass(frozen=True)
 class Ask:
     """Store ``question`` and show its prompt.
 
@@ -277,7 +289,7 @@ def asked(
     allowed: Allowed,
     place: Place,
     prompt_fits: bool,
-) -> RefusePause | QuestionsNotAllowed | Ask:
+) -> RefusePause | QuestionsNotAllowed | SendAnswer | Ask:
     """The task paused with ``pause``: what to ask, or why not.
 
     Args:
@@ -293,6 +305,13 @@ def asked(
     approval = isinstance(pause, ToolApprovalRequest)
     if not approval and allowed.questions is None:
         return QuestionsNotAllowed(existing)
+    if (
+        existing is not None
+        and existing.status == QuestionStatus.ANSWERING
+        and existing.turn_id == place.turn_id
+        and (answering is None or answering.key != existing.key)
+    ):
+        return SendAnswer(existing)  # answered, and this turn never sent the answer
     replaced = answering if answering is not None and answering.key != pause.key else None
     question = existing
     if existing is None or existing.status != QuestionStatus.OPEN:

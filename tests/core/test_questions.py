@@ -30,6 +30,7 @@ from shared.core.questions import (
     QuestionStatus,
     Refused,
     RefusePause,
+    SendAnswer,
 )
 from shared.core.session import Session
 from tests.hitl.builders import (
@@ -277,6 +278,13 @@ ANSWERED = stored(status=ANSWERING)
          TWO_TOOLS, ANSWERED, ANSWERED, ALLOWED, True,
          Ask(replace(stored(), generation=0, answers_sent=1), None, retried=True, deny=False,
              wait=timedelta(minutes=10))),
+        ("answered, its answer never sent by the turn: the pause read again sends it",
+         TWO_TOOLS, ANSWERED, None,
+         ALLOWED, True, SendAnswer(ANSWERED)),
+        ("answered, another turn's question under the same name: not this turn's to send",
+         TWO_TOOLS, replace(ANSWERED, turn_id="T0"), None, ALLOWED, True,
+         Ask(replace(stored(), turn_id="T1", generation=0, answers_sent=1), None, retried=True,
+             deny=False, wait=timedelta(minutes=10))),
         ("a new pause after an answer closes the answered question",
          TEXT, None, ANSWERED, ALLOWED, True,
          Ask(replace(stored(TEXT), generation=0, prompt_ts=None), ANSWERED, retried=False,

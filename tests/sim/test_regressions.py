@@ -6,9 +6,11 @@ rule and the turn, and passes when that turn keeps the rule. The turn-layer
 seeds (F1, F5, F3, S1 and the two questions left open) failed on main at
 e977107, before shell2's fixes, and pass since. Seed 29 (text taken back)
 failed at d9a4a5d and passes on main at c4df3f9. The notices told twice after a
-take-over (seeds 1, 337, 566) failed on main at c4df3f9 and pass since fix3's
+take-over (seeds 1, 337, 566) failed on main at c4df3f9 (337 and 566 still on
+dcbf45a; seed 1 passes there, rerouted) and pass since fix3's
 fix (a mid-turn notice is recorded before it is posted); the question
-left answering by a turn that kept failing (seed 512) failed there too.
+left answering by a turn that kept failing (seed 512) failed there too, and
+so did seed 433 (an answer taken for a pause its carrier died before recording).
 """
 
 from __future__ import annotations
@@ -83,6 +85,12 @@ FINDINGS = [
         "L hygiene",
         "C0SIM2-1700000212.174174",
         id="question-left-answering-after-its-turn-kept-failing",
+    ),
+    pytest.param(
+        433,
+        "S1 lost",
+        "C0SIM2-1700001189.124474",
+        id="S1-answer-never-sent-when-the-pause-was-not-recorded",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
