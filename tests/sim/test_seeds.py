@@ -39,8 +39,10 @@ KNOWN = {
     "S6 notice twice": (
         "",
         (
-            "a notice in the middle of a turn (busy) told again after a take-over "
-            "(the final notice is told at most once since shell2's F5 fix)"
+            "a stop's notice posted, then its function killed before the turn is done: "
+            "the stop's retry tells it again (seeds 53, 82); the kept-failing notice the "
+            "same way (seed 1882 on c4df3f9). Busy and context-changed notices are told at "
+            "most once since fix3 (seeds 337, 566)"
         ),
     ),
     "S6 no output untold": (
@@ -53,26 +55,31 @@ KNOWN = {
     "S1 lost": (
         "",
         (
-            "seed 165's S1 is fixed (a paused turn taken over sends its answer); "
-            "kept for other paths not yet explained (shell2)"
+            "seeds 165 (shell2) and 433 (fix3) fixed, 237 and 340 were the oracle's "
+            "(an answer sent, then asked again); kept for paths not yet seen"
         ),
     ),
     "L hygiene": (
         "question ",
-        "seeds 60, 153 fixed by shell2's S1; kept for paths not yet explained (shell2)",
+        (
+            "seeds 60, 153 fixed by shell2's S1, the kept_failing ones (512, 378, ...) by "
+            "fix3; none in seeds 1..1325 since; kept until a full sweep shows none"
+        ),
     ),
     "S5 approver": (
         "was approved in answer-",
         (
-            "seeds 140, 468 (shell2, 22:35, NOT explained): after a paused turn is taken over "
-            "and its task read again, an answer carries an approval the oracle ties to no click"
+            "seeds 140, 468 (shell2, 22:35): not reproduced by fix3 on fa2d1fb (those seeds) "
+            "nor on c4df3f9 (seeds 1..2283); no path found in the code; kept until a full sweep"
         ),
     ),
     "S2 order": (
         "which came first in Slack and was already stored",
         (
-            "seeds 1246, 1729 (shell2, 22:38, NOT explained): since shell2's take-over changes "
-            "a later turn of the thread is sent first; to investigate"
+            "seeds 1444, 1467 on c4df3f9 (fix3): the earlier message's ingress stores its "
+            "turn after turn_send claimed the later one (two deliveries at once); the send "
+            "follows the claim by a few calls. Exact order needs the turn's commit guarded by "
+            "the session's update time and the oracle judging at the claim (not done)"
         ),
     ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
