@@ -487,7 +487,7 @@ class TurnRun:
     def _finish(self, outcome: str) -> None:
         self.reply.show(self.assembler.finish())
         if outcome == "input_required":
-            self.reply.finish()
+            self.reply.finish(paused=True)
             if self._pause():
                 return  # waiting for a person; the turn goes on
             outcome = "unusable_pause"

@@ -13,7 +13,8 @@ one place the product keeps them.
 - S2 Within a thread, turns reach the agent one at a time, in Slack order.
 - S3 Each turn's text in the thread is the reference assembler's text of
   what the agent delivered; each tool step is one card, finished as its
-  first result said, none left running.
+  first result said, none left running; a step with no result never shows
+  complete, unless it waits for a person's answer.
 - S4 A turn's sends carry its fixed messageId; a new turn never sets taskId.
 - S6 Every notice is a known sentence, and none is repeated for one turn;
   no agent error text (the canary) reaches Slack.
@@ -59,6 +60,25 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.code}: {self.detail}"
+
+
+def _rich_text(block: dict[str, Any]) -> str | None:
+    """The text of a task card's output, if it has one."""
+    output = block.get("output")
+    if not output:
+        return None
+    return "".join(
+        element.get("text", "")
+        for section in output.get("elements", [])
+        for element in section.get("elements", [])
+    )
+
+
+def _step_waits_for_answer() -> str:
+    """What a step with no result shows while its task waits for a person (Kourier's words)."""
+    from shared.core import notices
+
+    return notices.STEP_WAITS_FOR_ANSWER
 
 
 def known_notices() -> set[str]:
@@ -453,17 +473,31 @@ class Oracle:
                 cards[card.id].append((card.status, card.output))
             for block in message.blocks:
                 if block.get("type") == "task_card":
-                    cards[block["task_id"]].append((block["status"], None))
+                    cards[block["task_id"]].append((block["status"], _rich_text(block)))
         for call_id, shown_cards in cards.items():
             final = [c for c in shown_cards if c[1] not in CONTINUED_OUTPUTS]
             if len(final) != 1:
                 self.fail("S3 step once", f"turn {turn_id}: step {call_id} shows {shown_cards}")
             if any(status in ("in_progress", "pending") for status, _ in shown_cards):
                 self.fail("S3 step running", f"turn {turn_id}: step {call_id} left running")
-        for call_id, ok in self.sim.first_results(turn_id).items():
+        results = self.sim.first_results(turn_id)
+        for call_id, ok in results.items():
             final = [c for c in cards.get(call_id, []) if c[1] not in CONTINUED_OUTPUTS]
             if final and final[-1][0] != ("complete" if ok else "error"):
                 self.fail(
                     "S3 first result",
                     f"turn {turn_id}: step {call_id} shows {final[-1][0]}, first result ok={ok}",
+                )
+        # A carrier that died may have shown a result it never kept: that is a result too.
+        results = self.sim.first_results(turn_id, kept=False)
+        waits = _step_waits_for_answer()
+        for call_id, shown_cards in cards.items():
+            final = [c for c in shown_cards if c[1] not in CONTINUED_OUTPUTS]
+            if call_id in results or not final:
+                continue
+            status, output = final[-1]
+            if status == "complete" and output != waits:
+                self.fail(
+                    "S3 step without result",
+                    f"turn {turn_id}: step {call_id} had no result and shows {final[-1]}",
                 )

@@ -161,6 +161,14 @@ PLANTS = (
         "        if actor.id not in approvers:",
         "        if False:",
     ),
+    Plant(
+        "P16",
+        "a step with no result when the turn ends shows as complete",
+        "shared.slack.reply",
+        "ThreadReply.finish",
+        'else ("error", notices.STEP_NO_RESULT)',
+        'else ("complete", None)',
+    ),
 )
 
 

@@ -365,8 +365,11 @@ class Simulation:
                     answered.add(turn)
         return answered
 
-    def lineage_events(self, turn_id: str) -> list[dict[str, Any]]:
-        """The events the turn's carriers read and kept (a dead carrier's last ones are lost)."""
+    def lineage_events(self, turn_id: str, kept: bool = True) -> list[dict[str, Any]]:
+        """The events the turn's carriers read and kept (a dead carrier's last ones are lost).
+
+        Without ``kept``, every event any carrier read, a dead one's last ones too.
+        """
         cutoff: dict[str, int] = {}
         for at_us, invocation, _op, collection, key, _data in self.documents.writes:
             if collection == "kourier_turns" and key == turn_id:
@@ -385,7 +388,8 @@ class Simulation:
                 continue
             for at_us, invocation, event in delivery.events:
                 order += 1
-                if outcomes.get(invocation, "ok") != "ok" and at_us > cutoff.get(invocation, -1):
+                lost = outcomes.get(invocation, "ok") != "ok" and at_us > cutoff.get(invocation, -1)
+                if kept and lost:
                     continue
                 events.append((at_us, order, event))
         return [event for _, _, event in sorted(events, key=lambda item: (item[0], item[1]))]
@@ -401,9 +405,10 @@ class Simulation:
             reference.feed(event)
         return reference.answer
 
-    def first_results(self, turn_id: str) -> dict[str, bool]:
+    def first_results(self, turn_id: str, kept: bool = True) -> dict[str, bool]:
+        """Each step's first result, ok or failed (see ``lineage_events`` for ``kept``)."""
         results: dict[str, bool] = {}
-        for event in self.lineage_events(turn_id):
+        for event in self.lineage_events(turn_id, kept):
             for part in _tool_parts(event):
                 data = part.get("data") or {}
                 if "response" in data and data.get("id"):
@@ -423,7 +428,11 @@ def _tool_parts(event: dict[str, Any]) -> list[dict[str, Any]]:
         return [p for p in event["message"].get("parts", []) if "data" in p]
     if kind == "task":
         parts = [p for a in event.get("artifacts", []) for p in a["parts"] if "data" in p]
-        for message in event.get("history", [])[1:]:
+        messages = event.get("history", [])[1:]
+        status_message = (event.get("status") or {}).get("message")
+        if status_message:  # a snapshot's working status message carries tool parts too
+            messages = [*messages, status_message]
+        for message in messages:
             parts += [p for p in message.get("parts", []) if "data" in p]
         return parts
     return []

@@ -314,10 +314,12 @@ class StreamPacer:
         self.carry = running + ([text_chunk(opening)] if opening else [])
         return stop
 
-    def stop(self, ts: str, closing: str = "", output: str | None = None) -> Stop:
+    def stop(
+        self, ts: str, closing: str = "", output: str | None = None, status: str = "complete"
+    ) -> Stop:
         """The open stream, message ``ts``, stops: each step it shows running is closed.
 
-        Closed with ``output``; but a step a function that died may have shown
+        Closed as ``status`` with ``output``; but a step a function that died may have shown
         final in it is not closed again: its final state, if queued, goes in
         the stop, and otherwise it is left as that function left it.
         """
@@ -329,7 +331,7 @@ class StreamPacer:
         if finals:
             self.queue = [chunk for chunk in self.queue if all(chunk is not f for f in finals)]
         closed = [
-            {**chunk, "status": "complete", **({"output": output} if output else {})}
+            {**chunk, "status": status, **({"output": output} if output else {})}
             for chunk in self.running.values()
             if self.shown_final.get(chunk["id"]) != ts
         ]

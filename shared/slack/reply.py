@@ -59,6 +59,7 @@ from typing import Any
 import structlog
 from slack_sdk.errors import SlackApiError
 
+from shared.core import notices
 from shared.core.redaction import redact
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.tool_steps import StepFinished, StepStarted
@@ -278,14 +279,29 @@ class ThreadReply:
                 channel=self._channel, thread_ts=self._thread_ts, **notice_message(text, who)
             )
 
-    def finish(self, blocks: Blocks = ()) -> None:
+    def finish(self, blocks: Blocks = (), *, paused: bool = False) -> None:
         """The answer is complete: write all of it, close every step, stop streaming.
+
+        A step still without its result is closed as Slack's ``error`` with
+        the output ``STEP_NO_RESULT``, not as complete: Slack shows a step in
+        one of four states, and one left running in a stopped message as
+        failed with Slack's own "Something went wrong"; Kourier cannot vouch
+        that the tool succeeded, so it says what it knows, that no result
+        came. When the task ``paused`` for a person, the step waits for the
+        answer: closed as complete with the output ``STEP_WAITS_FOR_ANSWER``
+        (the answer's reply shows what follows).
 
         Args:
             blocks: Blocks to show after the answer (its feedback buttons):
                 in the stream's last call, or in the last message posted. A
                 stream Slack cut before the end takes none.
+            paused: The task waits for a person's answer.
         """
+        status, output = (
+            ("complete", notices.STEP_WAITS_FOR_ANSWER)
+            if paused
+            else ("error", notices.STEP_NO_RESULT)
+        )
         with self._lock:
             self._raise_failure()
             self._timer.close()
@@ -297,10 +313,9 @@ class ThreadReply:
                     self._start_stream(Start(self._pacer.carry, [], 0))
                 stream = self._stream()
                 if stream is not None:
-                    self._stop(stream, self._pacer.stop(stream.ts), blocks=list(blocks))
-            for step in self._steps.values():
-                if step["status"] == "in_progress":
-                    step["status"] = "complete"
+                    stop = self._pacer.stop(stream.ts, output=output, status=status)
+                    self._stop(stream, stop, blocks=list(blocks))
+            self._close_unfinished_steps(status, output)
             if self._fallback:
                 self._feedback = list(blocks)
                 self._write_messages(force=True)
@@ -322,7 +337,9 @@ class ThreadReply:
                 stream.streaming = False
                 self._pacer.stop(stream.ts)
             elif stream is not None:
-                self._stop(stream, self._pacer.stop(stream.ts))
+                stop = self._pacer.stop(stream.ts, output=notices.STEP_NO_RESULT, status="error")
+                self._stop(stream, stop)
+            self._close_unfinished_steps("error", notices.STEP_NO_RESULT)
             if self._fallback:
                 self._write_messages(force=True)
 
@@ -437,6 +454,12 @@ class ThreadReply:
         except Exception as error:  # noqa: BLE001 - raised at the engine's next call
             log.warning("slack_reply_failed", channel=self._channel, error=repr(error))
             self._failure = error
+
+    def _close_unfinished_steps(self, status: str, output: str) -> None:
+        """Each step still running ends as ``status``, with ``output`` (the reply ends)."""
+        for step in self._steps.values():
+            if step["status"] == "in_progress":
+                step.update(status=status, output=output)
 
     def _raise_failure(self) -> None:
         if self._failure is not None:

@@ -73,3 +73,10 @@ def test_a_turn_the_agent_never_took_in_time_says_so() -> None:
         "Agent Kourier could not carry this message: "
         "the agent did not take it in the time a turn may run here."
     )
+
+
+def test_a_step_that_ended_without_a_result_says_so() -> None:
+    assert (notices.STEP_NO_RESULT, notices.STEP_WAITS_FOR_ANSWER) == (
+        "No result came from the agent",
+        "Waiting for the answer below",
+    )

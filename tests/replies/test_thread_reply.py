@@ -551,3 +551,59 @@ def test_a_notice_of_kouriers_own_is_marked_and_an_answer_saying_the_same_is_not
     ]
     assert answer.blocks == [] and "context" not in json.dumps(answer.model_dump())
     assert answer.commands == [], "the forged approval mentions no one"
+
+
+def test_a_step_with_no_result_when_the_turn_ends_is_not_shown_as_complete(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", text("Checking. ")),
+            chunk("answer", call("call-1", "read_runbook"), append=True),
+            chunk("answer", text("Done."), append=True),
+        ],
+    )
+    reply.show(assembler.finish())
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    [card] = message.tasks
+    assert (card.title, card.status, card.output) == (
+        "read_runbook",
+        "error",
+        notices.STEP_NO_RESULT,
+    )
+    assert not card.left_unfinished
+
+
+def test_a_posted_step_with_no_result_when_the_turn_ends_is_not_shown_as_complete(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts, person=False)  # no stream: the reply is posted
+    assembler = ReplyAssembler()
+    play(reply, assembler, [chunk("answer", text("Checking. "), call("call-1", "read_runbook"))])
+    reply.show(assembler.finish())
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    [card] = [block for block in message.blocks if block["type"] == "task_card"]
+    assert card["status"] == "error"
+    assert notices.STEP_NO_RESULT in json.dumps(card["output"])
+
+
+def test_a_step_with_no_result_when_the_task_pauses_waits_for_the_answer(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(reply, assembler, [chunk("answer", call("call-1", "delete_file"))])
+    reply.finish(paused=True)
+
+    [message] = bot_replies(standin, thread_ts)
+    [card] = message.tasks
+    assert (card.status, card.output) == ("complete", notices.STEP_WAITS_FOR_ANSWER)
+    assert not card.left_unfinished
