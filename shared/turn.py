@@ -299,7 +299,10 @@ class TurnRun:
                 case Send():
                     self.fence.confirm()  # never sent again by a carrier a stop took it from
                     pending.extend(
-                        self._follow(lambda: self.client.send(self._message(), until=self.deadline))
+                        self._follow(
+                            lambda: self.client.send(self._message(), until=self.deadline),
+                            send=True,
+                        )
                     )
                 case Subscribe():
                     pending.extend(
@@ -350,7 +353,16 @@ class TurnRun:
         assert self.machine is not None
         return self.machine.handle(event, self.clock.time(), self.deps.ids.random())
 
-    def _follow(self, open_stream: Callable[[], Iterator[StreamEvent]]) -> list[Action]:
+    def _follow(
+        self, open_stream: Callable[[], Iterator[StreamEvent]], *, send: bool = False
+    ) -> list[Action]:
+        """Follow one stream to its end, its failure or the deadline.
+
+        When the stream is the send's and it ends or fails, the tool results
+        still waiting for their call are shown (contract, Tool calls and
+        results); not at a deadline cut, where the stream goes on in another
+        function.
+        """
         assert self.machine is not None
         actions: list[Action] = []
         try:
@@ -361,12 +373,16 @@ class TurnRun:
                 self._checkpoint_now(force=False)
             if self.clock.monotonic() >= self.deadline:
                 return actions  # cut at the deadline: ``_run`` hands over
-            return actions + self._handle(StreamClosed())
         except AgentError as error:
             log.info(
                 "a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error)
             )
+            if send:
+                self.reply.show(self.assembler.finish())
             return actions + self._failed(error)
+        if send:
+            self.reply.show(self.assembler.finish())
+        return actions + self._handle(StreamClosed())
 
     def _observe(self, event: StreamEvent) -> list[Action]:
         """Show what an event changes, learn its ids, and tell the machine.

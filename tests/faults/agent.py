@@ -61,7 +61,15 @@ class ToolCall:
     seconds: float = 0.0
 
 
-Piece = Text | ToolCall
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool result whose call the agent never sends (as ADK tags it)."""
+
+    call_id: str
+    name: str
+
+
+Piece = Text | ToolCall | ToolResult
 
 
 def canonical_answer(pieces: list[Piece]) -> str:
@@ -71,7 +79,7 @@ def canonical_answer(pieces: list[Piece]) -> str:
 
 def tool_names(pieces: list[Piece]) -> list[str]:
     """The steps a person should see once each, in order."""
-    return [piece.name for piece in pieces if isinstance(piece, ToolCall)]
+    return [piece.name for piece in pieces if isinstance(piece, ToolCall | ToolResult)]
 
 
 DEFAULT_PIECES: list[Piece] = [
@@ -439,6 +447,10 @@ class FaultyAgent:
             self._pause(script.gap)
             if isinstance(piece, Text):
                 self._artifact(task, {"text": piece.text})
+                continue
+            if isinstance(piece, ToolResult):
+                result = {"id": piece.call_id, "name": piece.name, "response": {"ok": True}}
+                self._artifact(task, _tool_part("function_response", result))
                 continue
             self._artifact(
                 task,
