@@ -41,8 +41,10 @@ COMPLETED = "TASK_STATE_COMPLETED"
 WORKING = "TASK_STATE_WORKING"
 SUBMITTED = "TASK_STATE_SUBMITTED"
 CANCELED = "TASK_STATE_CANCELED"
+FAILED = "TASK_STATE_FAILED"
+REJECTED = "TASK_STATE_REJECTED"
 AUTH_REQUIRED = "TASK_STATE_AUTH_REQUIRED"
-ENDED = (COMPLETED, CANCELED)
+ENDED = (COMPLETED, CANCELED, FAILED, REJECTED)
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,16 @@ class Script:
     """ListTasks pages never end (each page empty, with a next page token)."""
     cancelable: bool = False
     """Whether CancelTask cancels a running task (else every cancel is refused with -32002)."""
+    status_text: str | None = None
+    """The text of the status message of the state a task ends or stays in (role agent)."""
+    new_context: bool = False
+    """Every task starts a new context, whatever the message names (a lost conversation)."""
+    omit_context: bool = False
+    """Tasks, events and GetTask name no contextId."""
+    message_reply: str | None = None
+    """A send is answered with one Message of this text (role agent) and no task."""
+    tasks_forgotten: bool = False
+    """GetTask and SubscribeToTask answer -32001: the agent no longer has the task."""
     reached: threading.Event = field(default_factory=threading.Event)
     """Set when a held request is being held."""
     released: threading.Event = field(default_factory=threading.Event)
@@ -176,6 +188,8 @@ class AgentTask:
     started_at: float = field(default_factory=time.time)
     ended_at: float | None = None
     changed: threading.Condition = field(default_factory=threading.Condition)
+    omit_context: bool = False
+    status_message: dict[str, Any] | None = None
 
     @property
     def ended(self) -> bool:
@@ -189,12 +203,16 @@ class AgentTask:
 
     def snapshot(self) -> dict[str, Any]:
         """The task as GetTask, ListTasks and SubscribeToTask show it (1.0 JSON)."""
+        status: dict[str, Any] = {"state": self.state, "timestamp": self.stamp}
+        if self.status_message is not None:
+            status["message"] = self.status_message
         task: dict[str, Any] = {
             "id": self.id,
-            "contextId": self.context_id,
-            "status": {"state": self.state, "timestamp": self.stamp},
+            "status": status,
             "history": [self.user_message],
         }
+        if not self.omit_context:
+            task["contextId"] = self.context_id
         if self.parts:
             task["artifacts"] = [
                 {"artifactId": "answer", "name": "answer", "parts": list(self.parts)}
@@ -337,6 +355,18 @@ class FaultyAgent:
         if time.time() - first_at < script.busy_for:
             exchange.json(_error(-32004, "busy"))
             return
+        if script.message_reply is not None:
+            with self._lock:
+                context_id = str(message.get("contextId") or f"ctx-{next(self._numbers)}")
+            reply = {
+                "role": "ROLE_AGENT",
+                "messageId": f"reply-{message_id}",
+                "contextId": context_id,
+                "parts": [{"text": script.message_reply}],
+            }
+            if exchange.start_stream() and exchange.event(_result({"message": reply})):
+                exchange.end()
+            return
         if script.first_answer is not None and seen == 1:
             if exchange.start_stream() and all(
                 map(exchange.event, map(_result, script.first_answer))
@@ -376,6 +406,9 @@ class FaultyAgent:
         exchange.end()
 
     def _subscribe(self, exchange: Exchange, params: dict[str, Any]) -> None:
+        if self.script.tasks_forgotten:
+            exchange.json(_error(-32001, "task not found"))
+            return
         if not self.script.can_subscribe:
             exchange.json(_error(-32601, "SubscribeToTask is not implemented"))
             return
@@ -397,7 +430,7 @@ class FaultyAgent:
 
     def _get_task(self, exchange: Exchange, params: dict[str, Any]) -> None:
         task = self.tasks.get(str(params.get("id")))
-        if task is None:
+        if task is None or self.script.tasks_forgotten:
             exchange.json(_error(-32001, "task not found"))
             return
         with task.changed:
@@ -427,10 +460,13 @@ class FaultyAgent:
     def _start_task(self, message: dict[str, Any], script: Script) -> AgentTask:
         with self._lock:
             number = next(self._numbers)
-            context_id = str(message.get("contextId") or f"ctx-{number}")
+            named = None if script.new_context else message.get("contextId")
+            context_id = str(named or f"ctx-{number}")
             running = [t for t in self.tasks.values() if t.context_id == context_id and not t.ended]
             self.overlaps += [(str(message.get("messageId")), t.id) for t in running]
-            task = AgentTask(f"task-{number}", context_id, message)
+            task = AgentTask(
+                f"task-{number}", context_id, message, omit_context=script.omit_context
+            )
             self.tasks[task.id] = task
             stays_in = script.stays_in.pop(0) if script.stays_in else COMPLETED
         if not script.opens_with_text:
@@ -461,19 +497,24 @@ class FaultyAgent:
             self._artifact(task, _tool_part("function_response", result))
         self._pause(script.gap)
         if not task.ended:  # not cancelled meanwhile
-            self._status(task, ends_in)
+            self._status(task, ends_in, script.status_text)
 
     def _pause(self, seconds: float) -> None:
         self._stopping.wait(seconds)
 
-    def _status(self, task: AgentTask, state: str) -> None:
+    def _status(self, task: AgentTask, state: str, text: str | None = None) -> None:
         with task.changed:
             task.state, task.stamp = state, _stamp()
-            update = {
-                "taskId": task.id,
-                "contextId": task.context_id,
-                "status": {"state": state, "timestamp": task.stamp},
-            }
+            status: dict[str, Any] = {"state": state, "timestamp": task.stamp}
+            if text is not None:
+                task.status_message = status["message"] = {
+                    "role": "ROLE_AGENT",
+                    "messageId": f"{task.id}-status",
+                    "parts": [{"text": text}],
+                }
+            update: dict[str, Any] = {"taskId": task.id, "status": status}
+            if not task.omit_context:
+                update["contextId"] = task.context_id
             self._record(task, {"statusUpdate": update})
             if state in ENDED:
                 task.ended_at = time.time()
@@ -483,12 +524,9 @@ class FaultyAgent:
             append = bool(task.parts)
             task.parts.append(part)
         artifact = {"artifactId": "answer", "name": "answer", "parts": [part]}
-        update = {
-            "taskId": task.id,
-            "contextId": task.context_id,
-            "artifact": artifact,
-            "append": append,
-        }
+        update: dict[str, Any] = {"taskId": task.id, "artifact": artifact, "append": append}
+        if not task.omit_context:
+            update["contextId"] = task.context_id
         self._record(task, {"artifactUpdate": update})
 
     def _record(self, task: AgentTask, result: dict[str, Any]) -> None:

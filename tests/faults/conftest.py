@@ -151,12 +151,16 @@ class Seen:
     """Step cards left running when their stream stopped (Slack shows them as failed)."""
 
 
-KNOWN_NOTICES = {value for value in vars(notices).values() if isinstance(value, str)} | {
-    sentence
-    for value in vars(notices).values()
-    if isinstance(value, notices.CancelNotice)
-    for sentence in (value.stopped, value.not_stopped)
-}
+KNOWN_NOTICES = (
+    {value for value in vars(notices).values() if isinstance(value, str)}
+    | {
+        sentence
+        for value in vars(notices).values()
+        if isinstance(value, notices.CancelNotice)
+        for sentence in (value.stopped, value.not_stopped)
+    }
+    | {notices.task_failed(category) for category in notices.FailureCategory}
+)
 
 
 def read_reply(messages: list[Message]) -> Seen:

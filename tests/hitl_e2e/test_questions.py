@@ -221,6 +221,10 @@ def test_a_text_question_on_a2a_is_answered_by_the_next_reply_in_the_thread(hitl
         "contextId": conversation.context_id,
         "metadata": {"agentkourier.dev/actor": {"id": ALICE, "platform": "slack"}},
     }
+    # The paused task is read with GetTask before the typed answer is sent (contract, Methods).
+    received = conversation.received
+    just_before = received[received.index(answer) - 1]
+    assert (just_before.method, just_before.params["id"]) == ("GetTask", conversation.task_id)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
