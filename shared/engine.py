@@ -104,7 +104,15 @@ def on_stop(deps: Deps, session_id: str, turn_id: str) -> None:
     session = deps.store.change_session(
         session_id, lambda current: sessions.interrupt(current, turn_id, at, lease)
     )
-    if session is not None and _carry(deps, session, turn, deadline, TurnRun.stop):
+    if session is None:
+        return
+    # Read again: the carrier, fenced out only now, may have ended the turn
+    # since the first read; an ended turn keeps its outcome.
+    turn = deps.store.turn(turn_id)
+    if turn is None or turn.status == "done":
+        release_if_done(deps, session_id, turn_id)
+        return
+    if _carry(deps, session, turn, deadline, TurnRun.stop):
         release_if_done(deps, session_id, turn_id)
 
 
