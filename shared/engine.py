@@ -17,7 +17,6 @@ next claim takes the turn over from its last checkpoint.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,7 +25,6 @@ import structlog
 from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import CheckpointStore, Stored
-from shared.config import AgentBackend
 from shared.core import agent_session, notices
 from shared.core import session as sessions
 from shared.core.session import Session
@@ -40,12 +38,6 @@ from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
 
 log = structlog.get_logger()
-
-
-def backend_incarnation(backend: AgentBackend) -> str:
-    """Identity of a backend: replaced (another URL or agent), it is a new one."""
-    identity = f"{backend.name}|{backend.dialect}|{backend.endpoint}"
-    return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 
 def function_deadline(deps: Deps) -> float:
@@ -244,15 +236,11 @@ def claim_next_turn(deps: Deps, session_id: str, trigger_turn_id: str) -> Claim 
     trigger = store.turn(trigger_turn_id)
     if trigger is None:
         return None
-    config = deps.config
-    binding = config.binding(trigger.binding)
-    incarnation = backend_incarnation(config.backend(binding.agent_backend)) if binding else None
     thread = sessions.Thread(
         session_id=session_id,
         binding=trigger.binding,
         channel=trigger.channel,
         thread_ts=trigger.thread_ts,
-        backend_incarnation=incarnation,
     )
     claimed: list[sessions.Claimed] = []
 

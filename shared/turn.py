@@ -42,10 +42,11 @@ from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint, CheckpointStore, Stored
 from shared.config import Binding
-from shared.core import agent_session, notices
+from shared.core import agent_session, incarnation, notices
 from shared.core import questions as lifecycle
 from shared.core import session as sessions
 from shared.core.answers import answer_message, progress_for
+from shared.core.incarnation import Bound
 from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
 from shared.core.outcome import final_notice
 from shared.core.pauses import Unusable, read_pause
@@ -60,7 +61,7 @@ from shared.core.questions import (
     SendAnswer,
 )
 from shared.core.reply import ReplyAssembler
-from shared.core.session import CloseQuestion, ForgetContext, LearnContext, Session
+from shared.core.session import Bind, CloseQuestion, ForgetContext, LearnContext, Session
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
@@ -338,12 +339,65 @@ class TurnRun:
             self._hand_over()  # the stream was cut at the deadline, still open
 
     def _read_card(self) -> list[Action]:
-        """The card says which protocol is on the wire (ListTasks on 1.0 only)."""
+        """The card says which protocol is on the wire, and which agent this is.
+
+        Before the turn's first send the session's binding is checked
+        (``shared.core.incarnation``): a session bound to another agent, or
+        never bound, does not carry the turn into its old context.
+        """
         try:
-            protocol = self.client.protocol_version
+            card = self.client.card()
         except AgentError as error:
             return self._failed(error)
-        return self._handle(CardRead(protocol, has_context=self.session.context_id is not None))
+        assert card.protocol_version is not None  # a usable card has one
+        if not self._check_binding(card.identity):
+            return []  # an answer its agent can no longer take: the turn has ended
+        return self._handle(
+            CardRead(card.protocol_version, has_context=self.session.context_id is not None)
+        )
+
+    def _check_binding(self, agent_identity: str) -> bool:
+        """Whether the send may go on: a turn binds the session to the agent it talks to (a
+        changed agent starts a new conversation); an answer goes only to the agent that asked."""
+        current = incarnation.incarnation(
+            self.binding.name, self.backend.dialect, self.backend.endpoint, agent_identity
+        )
+        bound = incarnation.check(
+            self.session.incarnation, self.session.context_id is not None, current
+        )
+        if bound is Bound.SAME:
+            return True
+        if self.answering is not None:
+            self._withdraw(self.answering, current)
+            return False
+        # Bound before the thread is told: a function taking over finds the session
+        # bound and does not tell it again (at most once, as a context change).
+        self._change_session(Bind(current))
+        if bound is not Bound.NEW:
+            log.warning(
+                "session_rebound",
+                session=self.session.id,
+                turn=self.turn.id,
+                bound=bound.value,
+                was=self.session.incarnation,
+                now=current,
+            )
+            self.reply.notice(
+                notices.AGENT_CHANGED if bound is Bound.CHANGED else notices.UNBOUND_CONVERSATION
+            )
+        return True
+
+    def _withdraw(self, question: OpenQuestion, current: str) -> None:
+        """The agent that asked is gone: the question closes unanswered, the turn ends."""
+        log.warning("answer_withdrawn", turn=self.turn.id, question=question.key, now=current)
+        at = self.clock.now()
+        withdrawn = self.questions.change(question.key, lambda q: lifecycle.withdraw(q, at))
+        if withdrawn is not None:
+            update_prompt(self.chat, self.clock, withdrawn)
+            self.answering = withdrawn
+        self._change_session(Bind(current))
+        self.reply.notice(notices.QUESTION_WITHDRAWN)
+        self._finish_turn("agent_changed")
 
     def _failed(self, error: AgentError) -> list[Action]:
         """A call to the agent failed: what the machine does next."""
@@ -714,7 +768,8 @@ class TurnRun:
         self.turn.shown_steps = {}
         self._show_working()
         self.reply.working()
-        self._run([Send()])
+        # The card first: an answer goes only to the agent that asked.
+        self._run(self._handle(Started(protocol="", can_subscribe=True)))
 
     def _end_question(self, question: OpenQuestion | None) -> None:
         if question is not None:

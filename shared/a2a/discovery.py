@@ -16,11 +16,20 @@ contract's words, each rule it breaks. Usable cards are cached per process
 by endpoint and a fingerprint of the headers, so a new URL or new
 credentials fetch the card again; an unusable card is never cached, so a
 fixed agent is seen at the next turn.
+
+A card also says which agent it is (``AgentCard.identity``): a fingerprint
+of its ``name``, its ``provider`` (organization and url) and the URLs of
+the interfaces it lists, the fields that name an agent rather than
+describe a version of it (``version``, ``description``, skills and
+capabilities change when the same agent is redeployed). kagent's cards
+carry no UID of the agent, so a kagent agent deleted and created again
+under the same name and namespace has the same identity.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -48,6 +57,7 @@ class AgentCard:
         lists_hitl: Whether the card lists kagent's human-in-the-loop extension.
         unsupported_extensions: Required extensions Kourier does not speak.
         dropped_interfaces: The interfaces dropped, as "BINDING version".
+        identity: A fingerprint of the fields that name the agent.
     """
 
     name: str
@@ -56,6 +66,7 @@ class AgentCard:
     lists_hitl: bool
     unsupported_extensions: tuple[str, ...] = ()
     dropped_interfaces: tuple[str, ...] = ()
+    identity: str = ""
 
     @property
     def problems(self) -> tuple[str, ...]:
@@ -99,7 +110,19 @@ def read_card(raw: Mapping[str, Any]) -> AgentCard:
             if e.get("required") is True and e.get("uri") != HITL_EXTENSION
         ),
         dropped_interfaces=tuple(dropped),
+        identity=_identity(raw),
     )
+
+
+def _identity(raw: Mapping[str, Any]) -> str:
+    """A fingerprint of the card's name, provider and interface URLs."""
+    provider = _mapping(raw.get("provider"))
+    listed = _list(raw.get("supportedInterfaces")) + _list(raw.get("additionalInterfaces"))
+    urls = {str(i.get("url")) for i in listed if isinstance(i, Mapping) and i.get("url")}
+    if raw.get("url"):
+        urls.add(str(raw.get("url")))
+    named = [raw.get("name"), provider.get("organization"), provider.get("url"), sorted(urls)]
+    return hashlib.sha256(json.dumps(named, default=str).encode()).hexdigest()[:16]
 
 
 def fetch_card(transport: Transport, endpoint: str, headers: Mapping[str, str]) -> AgentCard:

@@ -98,6 +98,7 @@ class ApprovalLedger:
         self.pause = pause
         self._decisions: dict[str, Decision] = {}
         self._last_actor: Actor | None = None
+        self._withdrawn_at: datetime | None = None
 
     @property
     def decisions(self) -> tuple[Decision | None, ...]:
@@ -108,6 +109,23 @@ class ApprovalLedger:
     def complete(self) -> bool:
         """Whether every tool is decided."""
         return all(decision is not None for decision in self.decisions)
+
+    @property
+    def withdrawn_at(self) -> datetime | None:
+        """When the approval could no longer be answered (its agent changed), or None."""
+        return self._withdrawn_at
+
+    @property
+    def closed(self) -> bool:
+        """Whether the ledger takes no more decisions: complete, or withdrawn."""
+        return self.complete or self._withdrawn_at is not None
+
+    def withdraw(self, at: datetime) -> bool:
+        """The approval can no longer be answered, decided or not; False if already withdrawn."""
+        if self._withdrawn_at is not None:
+            return False
+        self._withdrawn_at = at
+        return True
 
     @property
     def actor(self) -> Actor | None:
@@ -141,6 +159,8 @@ class ApprovalLedger:
         """
         if actor.id not in approvers:
             raise RefusedClick(notices.NOT_AN_APPROVER)
+        if self._withdrawn_at is not None:
+            return []
         if tool is not None and not 0 <= tool < len(self.pause.tools):
             raise ValueError(f"the request has no tool {tool}")
         chosen = range(len(self.pause.tools)) if tool is None else [tool]
@@ -179,6 +199,7 @@ class ApprovalLedger:
             "pause": pause_to_dict(self.pause),
             "decisions": [_decision_to_dict(d) for d in self.decisions if d is not None],
             "last_actor": None if self._last_actor is None else _actor_to_dict(self._last_actor),
+            "withdrawn_at": _when(self._withdrawn_at),
         }
 
     @classmethod
@@ -188,6 +209,7 @@ class ApprovalLedger:
             decision = _decision_from_dict(entry)
             ledger._decisions[decision.tool_id] = decision
         ledger._last_actor = None if stored["last_actor"] is None else Actor(**stored["last_actor"])
+        ledger._withdrawn_at = _read_when(stored.get("withdrawn_at"))
         return ledger
 
 
@@ -199,6 +221,7 @@ class AnswerSheet:
         self._answers: dict[int, Answer] = {}
         self._picks: dict[int, tuple[int, ...]] = {}
         self._timed_out_at: datetime | None = None
+        self._withdrawn_at: datetime | None = None
         self._last_actor: Actor | None = None
 
     @property
@@ -227,9 +250,14 @@ class AnswerSheet:
         return self._timed_out_at
 
     @property
+    def withdrawn_at(self) -> datetime | None:
+        """When the questions could no longer be answered (their agent changed), or None."""
+        return self._withdrawn_at
+
+    @property
     def closed(self) -> bool:
-        """Whether the sheet takes no more answers: complete, or timed out."""
-        return self.complete or self._timed_out_at is not None
+        """Whether the sheet takes no more answers: complete, timed out or withdrawn."""
+        return self.complete or self._timed_out_at is not None or self._withdrawn_at is not None
 
     @property
     def actor(self) -> Actor | None:
@@ -303,6 +331,14 @@ class AnswerSheet:
         self._timed_out_at = at
         return True
 
+    def withdraw(self, at: datetime) -> bool:
+        """The questions can no longer be answered, answered or not; False if they were already
+        withdrawn or timed out."""
+        if self._withdrawn_at is not None or self._timed_out_at is not None:
+            return False
+        self._withdrawn_at = at
+        return True
+
     def _question(self, index: int) -> Question:
         if not 0 <= index < len(self.questions):
             raise ValueError(f"there is no question {index}")
@@ -330,7 +366,8 @@ class AnswerSheet:
                 for q, a in sorted(self._answers.items())
             ],
             "picks": [{"question": q, "choices": list(c)} for q, c in sorted(self._picks.items())],
-            "timed_out_at": None if self._timed_out_at is None else self._timed_out_at.isoformat(),
+            "timed_out_at": _when(self._timed_out_at),
+            "withdrawn_at": _when(self._withdrawn_at),
             "last_actor": None if self._last_actor is None else _actor_to_dict(self._last_actor),
         }
 
@@ -345,13 +382,21 @@ class AnswerSheet:
                 tuple(entry["values"]), Actor(**entry["actor"]), at
             )
         sheet._picks = {entry["question"]: tuple(entry["choices"]) for entry in stored["picks"]}
-        timed_out_at = stored["timed_out_at"]
-        sheet._timed_out_at = None if timed_out_at is None else datetime.fromisoformat(timed_out_at)
+        sheet._timed_out_at = _read_when(stored["timed_out_at"])
+        sheet._withdrawn_at = _read_when(stored.get("withdrawn_at"))
         sheet._last_actor = None if stored["last_actor"] is None else Actor(**stored["last_actor"])
         return sheet
 
 
 Progress = ApprovalLedger | AnswerSheet
+
+
+def _when(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
+
+
+def _read_when(stored: str | None) -> datetime | None:
+    return None if stored is None else datetime.fromisoformat(stored)
 
 
 def progress_for(pause: Pause) -> Progress:

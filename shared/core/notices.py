@@ -46,6 +46,14 @@ TOO_LONG = "the agent did not take it in the time a turn may run here"
 SESSION_GONE = "The agent lost this conversation. Your next message starts a new one."
 AGENT_BUSY = "The agent is busy. Your message will be sent as soon as it is free."
 CONTEXT_CHANGED_NOTICE = CONTEXT_CHANGED + "; this thread now continues in a new one."
+AGENT_CHANGED = (
+    "The agent behind this thread has changed since the conversation began, "
+    "so this message starts a new conversation."
+)
+UNBOUND_CONVERSATION = (
+    "This conversation began before Agent Kourier recorded which agent it belongs to, "
+    "so this message starts a new conversation."
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +150,11 @@ SHOWN_QUESTION_TIMED_OUT = "No one answered in time"
 SHOWN_STOPPED = "Stopped by {who}"
 STEP_NO_RESULT = "No result came from the agent"
 STEP_WAITS_FOR_ANSWER = "Waiting for the answer below"
+SHOWN_NO_LONGER_ANSWERABLE = "No longer answerable: the agent behind this thread has changed"
+QUESTION_WITHDRAWN = (
+    "The agent behind this thread has changed, so its question can no longer be answered. "
+    "Your next message starts a new conversation."
+)
 NOT_AN_APPROVER = "Only this Binding's approvers can approve or reject these tool calls."
 QUESTION_CLOSED = "This question is closed."
 PICK_A_CHOICE = "Pick at least one choice, then submit."

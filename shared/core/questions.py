@@ -14,7 +14,8 @@ turn and session generation it belongs to. A question is
   timer (``time_out`` of an approval denies what is undecided and answers
   too; ``deny_all`` does so at once when the Binding allows no approvals);
 - ``closed`` once it ended: timed out (a question), replaced by the next
-  pause, or its turn ended, however it ended (``close``).
+  pause, its turn ended, however it ended (``close``), or the agent that
+  asked changed, so it can no longer be answered (``withdraw``).
 
 Each change below takes the question as stored and what the caller knows,
 changes it in place, and returns it to be written, or None when nothing is
@@ -201,6 +202,16 @@ def close(current: OpenQuestion) -> OpenQuestion | None:
     if current.status == QuestionStatus.CLOSED:
         return None
     current.status = QuestionStatus.CLOSED
+    return current
+
+
+def withdraw(current: OpenQuestion, at: datetime) -> OpenQuestion | None:
+    """The agent that asked has changed: the question closes as no longer answerable (its
+    prompt says so), answered or not. None: it was closed already, or had timed out."""
+    progress = current.current
+    if current.status == QuestionStatus.CLOSED or not progress.withdraw(at):
+        return None
+    current.progress, current.status = progress.to_dict(), QuestionStatus.CLOSED
     return current
 
 

@@ -35,7 +35,9 @@ class Session:
     binding: str
     channel: str
     thread_ts: str
-    backend_incarnation: str
+    incarnation: str | None = None
+    """The agent incarnation its context belongs to (``shared.core.incarnation``); None for a
+    session not yet bound, or written before sessions were bound."""
     context_id: str | None = None
     active_turn: str | None = None
     lease_until: datetime | None = None
@@ -59,8 +61,6 @@ class Thread:
     binding: str
     channel: str
     thread_ts: str
-    backend_incarnation: str | None
-    """None when the binding is no longer configured (the turn is then ended, not sent)."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,9 @@ def claim(
 
     The active turn, if its lease ran out (taken over); else the oldest
     waiting turn (``first_waiting``, read only when needed). None while the
-    active turn's carrier holds its lease, or when nothing waits. A backend
-    replaced since the session began forgets the agent's context.
+    active turn's carrier holds its lease, or when nothing waits. Which agent
+    the session's context belongs to is checked before each send, where the
+    agent's card is read (``shared.core.incarnation``), not here.
     """
     if current is not None and current.active_turn:
         if not current.lease_expired(at):
@@ -108,11 +109,7 @@ def claim(
         binding=thread.binding,
         channel=thread.channel,
         thread_ts=thread.thread_ts,
-        backend_incarnation=thread.backend_incarnation or "",
     )
-    incarnation = thread.backend_incarnation
-    if incarnation is not None and session.backend_incarnation != incarnation:
-        session.backend_incarnation, session.context_id = incarnation, None
     session.active_turn, session.lease_until = turn_id, at + lease
     session.generation += 1
     return Claimed(session, turn_id, taken_over)
@@ -201,7 +198,15 @@ class CloseQuestion:
     """The turn waits on no question any more."""
 
 
-Edit = LearnContext | ForgetContext | CloseQuestion
+@dataclass(frozen=True)
+class Bind:
+    """The session now belongs to agent incarnation ``incarnation`` (``shared.core.incarnation``),
+    with no context: the next send starts a new conversation."""
+
+    incarnation: str
+
+
+Edit = LearnContext | ForgetContext | CloseQuestion | Bind
 """A change the carrier makes to its session besides the lease."""
 
 
@@ -219,6 +224,8 @@ def carried(current: Session | None, turn_id: str, generation: int, edit: Edit) 
             session.context_id = None
         case CloseQuestion():
             session.open_question = None
+        case Bind(incarnation=incarnation):
+            session.incarnation, session.context_id = incarnation, None
     return session
 
 

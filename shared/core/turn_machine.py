@@ -396,12 +396,11 @@ class TurnMachine:
     def for_answer(self, now: float) -> TurnMachine:
         """The machine that sends the answer to this turn's paused task, then follows it.
 
-        The answer goes to the same task, over the same protocol, in the
-        task's context; its turn time counts from now (the wait for people is
-        not counted).
+        The answer goes to the same task, in the task's context, once the card
+        is read again (an answer goes only to the agent that asked); its turn
+        time counts from now (the wait for people is not counted).
         """
-        s = self.state
-        state = TurnState(started_at=now, has_context=True, protocol=s.protocol, task_id=s.task_id)
+        state = TurnState(started_at=now, has_context=True, task_id=self.state.task_id)
         return TurnMachine(state, self.timings)
 
     def admits(self, event: StreamEventSeen) -> bool:

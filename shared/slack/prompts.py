@@ -273,16 +273,18 @@ def _approval_blocks(ledger: ApprovalLedger) -> list[dict[str, Any]]:
         blocks.append(_context(_plain(notices.ASKED_BY_SUBAGENT.format(name=request.nested.name))))
     for index, (tool, decision) in enumerate(zip(request.tools, ledger.decisions, strict=True)):
         blocks.append(_tool_block(tool))
-        if decision is None:
+        if decision is None and ledger.withdrawn_at is None:
             approve = _button(notices.APPROVE, _action_id(key, "approve", index), "primary")
             reject = _button(notices.REJECT, _action_id(key, "reject", index), "danger")
             blocks.append(_actions([approve, reject]))
-        else:
+        elif decision is not None:
             blocks.append(_context(_mrkdwn(_decision_line(decision))))
-    if len(request.tools) > 1 and not ledger.complete:
+    if len(request.tools) > 1 and not ledger.closed:
         approve_all = _button(notices.APPROVE_ALL, _action_id(key, "approve_all"), "primary")
         reject_all = _button(notices.REJECT_ALL, _action_id(key, "reject_all"), "danger")
         blocks.append(_actions([approve_all, reject_all]))
+    if ledger.withdrawn_at is not None:
+        blocks.append(_context(_plain(notices.SHOWN_NO_LONGER_ANSWERABLE)))
     return blocks
 
 
@@ -324,6 +326,8 @@ def _question_blocks(sheet: AnswerSheet, request: AskUserRequest) -> list[dict[s
         blocks.append(_context(_plain(notices.REPLY_ALSO_ANSWERS)))
     if sheet.timed_out_at is not None:
         blocks.append(_context(_plain(notices.SHOWN_QUESTION_TIMED_OUT)))
+    if sheet.withdrawn_at is not None:
+        blocks.append(_context(_plain(notices.SHOWN_NO_LONGER_ANSWERABLE)))
     return blocks
 
 
@@ -345,6 +349,8 @@ def _text_question_blocks(sheet: AnswerSheet, question: TextQuestion) -> list[di
         blocks.append(_context(_mrkdwn(notices.ANSWERED_BY.format(who=_mention(answer.actor)))))
     elif sheet.timed_out_at is not None:
         blocks.append(_context(_plain(notices.SHOWN_QUESTION_TIMED_OUT)))
+    elif sheet.withdrawn_at is not None:
+        blocks.append(_context(_plain(notices.SHOWN_NO_LONGER_ANSWERABLE)))
     else:
         blocks.append(_context(_plain(notices.REPLY_TO_ANSWER)))
     return blocks

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from shared.a2a.discovery import read_card
 from shared.a2a.errors import CardUnusable, DiscoveryFailed
 from shared.core import notices
 from shared.core.model import HITL_EXTENSION, OutgoingMessage
@@ -301,3 +302,28 @@ def test_an_unusable_card_is_read_again_at_the_next_use(
 
     assert agent.card_fetches() == 2
     assert len(agent.posts()) == 1
+
+
+@pytest.mark.parametrize("make_card", [card_json, card_03], ids=["1.0", "0.3"])
+def test_a_cards_identity_is_its_name_provider_and_interface_urls(make_card: Any) -> None:
+    def identity(**changes: Any) -> str:
+        return read_card(make_card("http://agent.example/", **changes)).identity
+
+    same = identity(provider={"organization": "sre", "url": "https://sre.example"})
+    for unchanged in (
+        {"version": "2.0.0"},
+        {"description": "a new prompt"},
+        {"skills": [{"id": "k8s", "name": "k8s", "description": "", "tags": []}]},
+    ):
+        assert (
+            identity(**unchanged, provider={"organization": "sre", "url": "https://sre.example"})
+            == same
+        )
+    for changed in (
+        {"name": "another agent"},
+        {"provider": {"organization": "ops", "url": "https://sre.example"}},
+        {"provider": {"organization": "sre", "url": "https://ops.example"}},
+    ):
+        assert identity(**changed) != same
+    moved = read_card(make_card("http://elsewhere.example/")).identity
+    assert moved != identity()

@@ -196,7 +196,7 @@ def test_who_may_still_act_on_a_question(
         binding="sre",
         channel="C1",
         thread_ts="1.0",
-        backend_incarnation="a",
+        incarnation="a",
         active_turn="T1",
         open_question=question.key,
     )
@@ -226,6 +226,10 @@ def test_who_may_still_act_on_a_question(
         ("an open question closes", "close", stored(), CLOSED),
         ("a question being answered closes", "close", stored(status=ANSWERING), CLOSED),
         ("a closed question stays as it is", "close", stored(status=CLOSED), None),
+        ("its agent changed: an open question closes", "withdraw", stored(TEXT), CLOSED),
+        ("its agent changed: a decided approval closes unsent",
+         "withdraw", decided("t1", "t2", status=ANSWERING), CLOSED),
+        ("a withdrawn question stays closed", "withdraw", stored(status=CLOSED), None),
     ],
 )  # fmt: skip
 def test_the_turn_ends_a_question(
@@ -235,6 +239,7 @@ def test_the_turn_ends_a_question(
         "time_out": lambda q: lifecycle.time_out(q, "slack", AT),
         "deny_all": lambda q: lifecycle.deny_all(q, "slack", AT),
         "close": lifecycle.close,
+        "withdraw": lambda q: lifecycle.withdraw(q, AT),
     }
     written = changes[change](current)
     assert (written.status if written else None) == status, name

@@ -24,7 +24,7 @@ from shared.errors import Superseded
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 LEASE = timedelta(seconds=540)
-THREAD = Thread("s1", "binding", "C1", "1.0", "incarnation-a")
+THREAD = Thread("s1", "binding", "C1", "1.0")
 
 
 def stored(**changes: object) -> Session:
@@ -34,7 +34,7 @@ def stored(**changes: object) -> Session:
         binding="binding",
         channel="C1",
         thread_ts="1.0",
-        backend_incarnation="incarnation-a",
+        incarnation="incarnation-a",
         context_id="ctx",
         active_turn="T1",
         lease_until=AT + timedelta(minutes=1),
@@ -69,7 +69,6 @@ def free(**changes: object) -> Session:
                     binding="binding",
                     channel="C1",
                     thread_ts="1.0",
-                    backend_incarnation="incarnation-a",
                     active_turn="T1",
                     lease_until=AT + LEASE,
                     generation=1,
@@ -92,12 +91,17 @@ def free(**changes: object) -> Session:
             Claimed(free(active_turn="T2", lease_until=AT + LEASE, generation=5), "T2", False),
         ),
         (free(), None, None),
-        # The backend was replaced: the agent's context is forgotten.
+        # Which agent the context belongs to is checked before the send, not at the claim.
         (
-            free(backend_incarnation="incarnation-old"),
+            free(incarnation="incarnation-old"),
             "T2",
             Claimed(
-                free(context_id=None, active_turn="T2", lease_until=AT + LEASE, generation=5),
+                free(
+                    incarnation="incarnation-old",
+                    active_turn="T2",
+                    lease_until=AT + LEASE,
+                    generation=5,
+                ),
                 "T2",
                 False,
             ),

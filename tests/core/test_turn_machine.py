@@ -1321,10 +1321,9 @@ def test_a_hand_over_keeps_any_other_phase(steps: list[Step]) -> None:
 def test_the_answer_to_a_paused_task_is_sent_to_that_task_its_time_counted_anew() -> None:
     paused = run(Row("", [*PAUSED, at(3, RESUMED)], {}))
     answer = TurnMachine(paused, TurnTimings(max_turn=60)).for_answer(1000)
-    assert answer.state == TurnState(
-        started_at=1000, has_context=True, protocol="1.0", task_id="t1"
-    )
+    assert answer.state == TurnState(started_at=1000, has_context=True, task_id="t1")
     assert answer.timings == TurnTimings(max_turn=60)
+    assert answer.handle(Started(protocol="", can_subscribe=True), 1000) == [ReadCard()]
     assert answer.handle(StreamEventSeen("t1", WORKING), 1059) == []
     assert answer.handle(StreamEventSeen("t1", WORKING), 1060) == [
         Cancel(notices.TURN_TOO_LONG),

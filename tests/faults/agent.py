@@ -228,6 +228,8 @@ class FaultyAgent:
         self.script = Script()
         self.received: list[Received] = []
         self.tasks: dict[str, AgentTask] = {}
+        self.name = "faulty"
+        """The name its card gives (another name: another agent, to Kourier)."""
         self.overlaps: list[tuple[str, str]] = []
         """(messageId of a send, id of a task of its context that was still running)."""
         self._lock = threading.Lock()
@@ -245,7 +247,7 @@ class FaultyAgent:
         """A well-formed card of A2A ``version`` (1.0 or 0.3)."""
         if version == "0.3":
             return {
-                "name": "faulty",
+                "name": self.name,
                 "description": "misbehaves on purpose, in A2A 0.3",
                 "version": "1",
                 "url": self.url.rstrip("/") + V03_PATH,
@@ -257,7 +259,7 @@ class FaultyAgent:
                 "skills": [],
             }
         return {
-            "name": "faulty",
+            "name": self.name,
             "description": "misbehaves on purpose",
             "version": "1",
             "supportedInterfaces": [

@@ -51,7 +51,6 @@ def test_a_renewal_never_shortens_a_lease(faults: Faults) -> None:
         binding=BINDING,
         channel=CHANNEL,
         thread_ts="1.000001",
-        backend_incarnation="lease-test",
         active_turn=f"{CHANNEL}-1.000001",
         lease_until=until,
     )

@@ -16,6 +16,7 @@ from shared.core.answers import (
     RefusedClick,
     answer_message,
     progress_for,
+    progress_from_dict,
 )
 from shared.core.pauses import MAX_ITEM_TEXT, Unusable
 from shared.slack.prompts import (
@@ -517,3 +518,46 @@ def test_action_ids_and_values_stay_within_slacks_limits() -> None:
             if isinstance(element, dict) and "action_id" in element:
                 assert len(element["action_id"]) <= 255
                 assert all(len(option["value"]) <= 150 for option in element.get("options", []))
+
+
+# --- withdrawn: the agent that asked has changed (session identity) -----------------------
+
+
+def test_a_withdrawn_approval_keeps_its_decisions_shows_why_and_takes_no_clicks() -> None:
+    progress = ledger(approval(tool("t1"), tool("t2")))
+    progress.decide(0, True, ADA, AT, APPROVERS)
+    assert progress.withdraw(AT) and not progress.withdraw(AT)
+    assert progress.closed and progress.decide(1, True, ADA, AT, APPROVERS) == []
+    restored = progress_from_dict(progress.to_dict())
+    assert isinstance(restored, ApprovalLedger) and restored.withdrawn_at == AT
+    seen = Slack().post(rendered(restored))
+    assert "Approved by <@U0ADA>" in seen and notices.SHOWN_NO_LONGER_ANSWERABLE in seen
+    assert buttons(rendered(restored).blocks) == []
+
+
+def test_a_decided_approval_whose_answer_was_not_sent_says_it_is_no_longer_answerable() -> None:
+    progress = ledger(approval(tool("t1")))
+    progress.decide(0, True, ADA, AT, APPROVERS)
+    assert progress.withdraw(AT)
+    seen = Slack().post(rendered(progress))
+    assert "Approved by <@U0ADA>" in seen and notices.SHOWN_NO_LONGER_ANSWERABLE in seen
+
+
+def test_withdrawn_questions_show_why_and_take_no_clicks() -> None:
+    for progress in (sheet(ask(question("Region?", ["eu"]), question("Why?"))),):
+        assert progress.withdraw(AT) and progress.closed
+        restored = progress_from_dict(progress.to_dict())
+        assert isinstance(restored, AnswerSheet) and restored.withdrawn_at == AT
+        prompt = rendered(restored)
+        assert notices.SHOWN_NO_LONGER_ANSWERABLE in Slack().post(prompt)
+        assert buttons(prompt.blocks) == []
+    text = progress_for(read_text("Which?"))
+    assert isinstance(text, AnswerSheet) and text.withdraw(AT)
+    seen = Slack().post(rendered(text))
+    assert notices.SHOWN_NO_LONGER_ANSWERABLE in seen and notices.REPLY_TO_ANSWER not in seen
+
+
+def test_timed_out_questions_are_not_withdrawn_after() -> None:
+    progress = sheet(ask(question("Region?", ["eu"])))
+    progress.time_out(AT)
+    assert not progress.withdraw(AT)

@@ -199,6 +199,8 @@ class HitlAgent:
 
     def __init__(self, port: int) -> None:
         self.port = port
+        self.name = "hitl-scripted"
+        """The name its cards give (another name: another agent, to Kourier)."""
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._by_token: dict[str, Conversation] = {}
@@ -251,7 +253,7 @@ class HitlAgent:
         if exchange.verb == "GET":
             with self._lock:
                 self.card_fetches.append(Received(exchange.path, "GET", {}, exchange.headers))
-            exchange.json(_card(self.url(endpoint), ENDPOINTS[endpoint]))
+            exchange.json(_card(self.name, self.url(endpoint), ENDPOINTS[endpoint]))
             return
         body = exchange.body if isinstance(exchange.body, dict) else {}
         method = str(body.get("method"))
@@ -387,12 +389,12 @@ class HitlAgent:
             exchange.end()
 
 
-def _card(url: str, lists_extension: bool) -> dict[str, Any]:
+def _card(name: str, url: str, lists_extension: bool) -> dict[str, Any]:
     capabilities: dict[str, Any] = {"streaming": True}
     if lists_extension:
         capabilities["extensions"] = [{"uri": HITL_EXTENSION, "required": False}]
     return {
-        "name": "hitl-scripted",
+        "name": name,
         "description": "Pauses for questions and tool approvals as each test scripts.",
         "version": "1",
         "supportedInterfaces": [
