@@ -3,10 +3,12 @@
 Theory of operation: the checkpoint is what a function taking a turn over
 continues from (see ``shared.turn``): the machine's state, the assembler's,
 the reply's, the last snapshot's fingerprint and the question being
-answered. It outlives deploys (a turn can be followed for hours), so it
-carries a ``version``, and each release reads the versions before it:
-version 0 is the untyped JSON of the release before this one, which had the
-same keys plus two nobody read.
+answered, and its freshness (``observed_at``, ``caught_up``,
+``reconcile_every``: see ``shared.turn``). It outlives deploys (a turn can
+be followed for hours), so it carries a ``version``, and each release reads
+the versions before it: version 0 is the untyped JSON of an earlier
+release, whose ``observed_at`` and ``caught_up`` meant something else (the
+time of the write), so they are not read; version 1 had no freshness.
 
 A long answer is held several times over (the agent's text, the reply's
 Slack Markdown, each message's text), and Firestore refuses a document over
@@ -35,7 +37,7 @@ from shared.errors import StoreUnavailable
 from shared.ports import Clock, Documents
 
 CHECKPOINTS = "kourier_checkpoints"
-VERSION = 1
+VERSION = 2
 INLINE_CHARS = 200_000
 """A checkpoint whose JSON is longer is stored in parts (Firestore's limit is 1 MiB a document)."""
 PART_BYTES = 500_000
@@ -59,6 +61,12 @@ class Checkpoint:
     told: str | None = None
     """The outcome the turn ends with, once the thread is being told it: a function
     taking over then ends the turn without telling the thread again (at most once)."""
+    observed_at: float | None = None
+    """When the persisted task was last read (GetTask, a subscription's snapshot); None before."""
+    caught_up: bool = False
+    """Whether nothing live was shown since that read."""
+    reconcile_every: float | None = None
+    """The cadence, in seconds, at which a healthy stream is reconciled with GetTask."""
     version: int = VERSION
 
     def to_json(self) -> str:
@@ -70,6 +78,9 @@ class Checkpoint:
             "snapshot": self.snapshot,
             "answering": self.answering,
             "told": self.told,
+            "observed_at": self.observed_at,
+            "caught_up": self.caught_up,
+            "reconcile_every": self.reconcile_every,
             "version": self.version,
         }
         return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
@@ -81,6 +92,7 @@ class Checkpoint:
         version = int(data.get("version", 0))
         if version > VERSION:
             raise ValueError(f"checkpoint version {version} is newer than this release's")
+        fresh = version >= 2  # earlier versions kept no freshness this release can read
         return cls(
             machine=data["machine"],
             reply=data["reply"],
@@ -88,6 +100,9 @@ class Checkpoint:
             snapshot=data.get("snapshot"),
             answering=data.get("answering"),
             told=data.get("told"),
+            observed_at=data.get("observed_at") if fresh else None,
+            caught_up=bool(data.get("caught_up")) if fresh else False,
+            reconcile_every=data.get("reconcile_every") if fresh else None,
         )
 
 

@@ -6,7 +6,13 @@ feeds back what happened. Every event of the agent also goes, in arrival
 order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
 Slack. What a run must not forget is its *checkpoint*, kept on the turn's
 document: the machine's state, the assembler's state (what was delivered),
-the reply's state (a typed, versioned ``shared.checkpoint.Checkpoint``). It is written when the
+the reply's state, and its freshness: ``observed_at``, the time of the last
+successful read of the persisted task (a GetTask, or the snapshot a
+SubscribeToTask starts with; None before the first), ``caught_up``, true
+when nothing live was shown since that read, and ``reconcile_every``, the
+cadence at which a healthy stream is reconciled with GetTask (at every
+hand-over, when ``stream_follow`` resumes with a read); a typed, versioned
+``shared.checkpoint.Checkpoint``. It is written when the
 task is first named, when the reply has posted a new Slack message, at most
 every few seconds while a stream runs (coalesced, so a long answer costs a
 bounded number of writes), and whenever the run stops before the turn ends.
@@ -171,6 +177,10 @@ class TurnRun:
         self.checkpoints = CheckpointStore(deps.documents, deps.clock)
         self._stored: Stored | None = None
         """Where this function's last checkpoint went."""
+        self.observed_at: float | None = None
+        """When the persisted task was last read (GetTask, a subscription's snapshot)."""
+        self.caught_up = False
+        """Whether nothing live was shown since that read."""
         self._last_checkpoint = 0.0
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
@@ -308,7 +318,8 @@ class TurnRun:
                 case Subscribe():
                     pending.extend(
                         self._follow(
-                            partial(self.client.subscribe, self._task_id(), until=self.deadline)
+                            partial(self.client.subscribe, self._task_id(), until=self.deadline),
+                            reads_task=True,
                         )
                     )
                 case ReadTask():
@@ -408,20 +419,27 @@ class TurnRun:
         return self.machine.handle(event, self.clock.time(), self.deps.ids.random())
 
     def _follow(
-        self, open_stream: Callable[[], Iterator[StreamEvent]], *, send: bool = False
+        self,
+        open_stream: Callable[[], Iterator[StreamEvent]],
+        *,
+        send: bool = False,
+        reads_task: bool = False,
     ) -> list[Action]:
         """Follow one stream to its end, its failure or the deadline.
 
         When the stream is the send's and it ends or fails, the tool results
         still waiting for their call are shown (contract, Tool calls and
         results); not at a deadline cut, where the stream goes on in another
-        function.
+        function. ``reads_task``: the stream's Tasks are reads of the persisted
+        task (a subscription's snapshot), not live events.
         """
         assert self.machine is not None
         actions: list[Action] = []
         try:
             for event in open_stream():
-                actions.extend(self._observe(event))
+                actions.extend(
+                    self._observe(event, persisted=reads_task and isinstance(event, Task))
+                )
                 if self.machine.state.phase == Phase.DONE:
                     return actions  # ended with the stream still open (the longest turn)
                 self._checkpoint_now(force=False)
@@ -438,7 +456,7 @@ class TurnRun:
             self.reply.show(self.assembler.finish())
         return actions + self._handle(StreamClosed())
 
-    def _observe(self, event: StreamEvent) -> list[Action]:
+    def _observe(self, event: StreamEvent, persisted: bool = False) -> list[Action]:
         """Show what an event changes, learn its ids, and tell the machine.
 
         An event the machine does not admit (another task's, an ignored
@@ -460,6 +478,7 @@ class TurnRun:
             self.status = status
         if isinstance(event, Task):
             self.last_snapshot = _fingerprint(event)
+        self._observed(persisted)
         actions = self._handle(seen)
         if self._named_task_just_now():
             # Saved before any call that can fail (Slack, the context's write):
@@ -468,6 +487,13 @@ class TurnRun:
         self.reply.show(self.assembler.feed(event))
         self._learn_context(event.context_id)
         return actions
+
+    def _observed(self, persisted: bool) -> None:
+        """Freshness: a read of the persisted task catches up; a live event is newer than it."""
+        if persisted:
+            self.observed_at, self.caught_up = self.clock.time(), True
+        else:
+            self.caught_up = False
 
     def _named_task_just_now(self) -> bool:
         assert self.machine is not None
@@ -484,6 +510,7 @@ class TurnRun:
             return self._failed(error)
         changed = _fingerprint(task) != self.last_snapshot
         self.last_snapshot = _fingerprint(task)
+        self._observed(persisted=True)
         self.status = task.status
         self.reply.show(self.assembler.feed(task))
         self._learn_context(task.context_id)
@@ -902,6 +929,9 @@ class TurnRun:
             snapshot=self.last_snapshot,
             answering=self.answering.key if self.answering else None,
             told=self._told,
+            observed_at=self.observed_at,
+            caught_up=self.caught_up,
+            reconcile_every=self.settings.follow_budget_seconds,
         )
         self._stored = self.checkpoints.save(
             self.turn.id, self.session.generation, checkpoint, self._stored
@@ -931,6 +961,8 @@ class TurnRun:
             checkpoint.slack, taken_over=taken_over, shown_steps=self.turn.shown_steps
         )
         self.last_snapshot = checkpoint.snapshot
+        self.observed_at = checkpoint.observed_at
+        self.caught_up = checkpoint.caught_up and self.observed_at is not None
         self.session.task_id = state.task_id
 
     def _new_reply(self) -> ThreadReply:
