@@ -36,7 +36,7 @@ from google.cloud import firestore
 from bench.report import Figure, table
 from bench.slack_replies import long_answer
 from bench.writes_per_turn import run_turn
-from local.emulators import EmulatorEnv, EmulatorPorts, exported
+from local.emulators import EmulatorEnv, exported
 from local.processes import Process
 from local.replay_agent import running_replay_stack
 from local.slack_standin.client import SlackStandin
@@ -126,16 +126,7 @@ def figures(
 ) -> list[Figure]:
     """Start the stack, run the turns, stop everything; print the table; the target's figures."""
     base = port_base
-    ports = StackPorts(
-        chat_ingress=base,
-        turn_send=base + 1,
-        stream_follow=base + 2,
-        reconcile=base + 3,
-        timeout=base + 4,
-        slack=base + 10,
-        agent=base + 20,
-        emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(base)
     os.environ["KOURIER_LOG_FIRESTORE_WRITES"] = "1"
     plan = [(n, TARGET_TOOLS) for n in chars] + [(TARGET_CHARS, t) for t in tools]
     costs: list[TurnCost] = []

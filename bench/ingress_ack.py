@@ -34,7 +34,6 @@ import httpx
 from google.cloud.pubsub_v1 import PublisherClient
 
 from bench.report import Figure, percentile, table
-from local.emulators import EmulatorPorts
 from local.processes import Process
 from local.stack import (
     DEFAULT_SIGNING_SECRET,
@@ -120,16 +119,7 @@ def measure(
 
 def figures(requests: int, in_flight: int, port_base: int) -> list[Figure]:
     """Start the stack and the baseline, measure, stop everything; the figures."""
-    ports = StackPorts(
-        chat_ingress=port_base,
-        turn_send=port_base + 1,
-        stream_follow=port_base + 2,
-        reconcile=port_base + 3,
-        timeout=port_base + 4,
-        slack=port_base + 10,
-        agent=port_base + 11,
-        emulators=EmulatorPorts().shifted(port_base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(port_base, agent_offset=11)
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("KOURIER_", "SLACK_"))}
     with (
         tempfile.TemporaryDirectory() as state,

@@ -32,7 +32,7 @@ from typing import Any
 from google.cloud import firestore
 
 from bench.report import Figure, percentile, table
-from local.emulators import EmulatorEnv, EmulatorPorts, exported
+from local.emulators import EmulatorEnv, exported
 from local.replay_agent import REPLAY_CHANNELS, Recording, ReplayAgent, running_replay_stack
 from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import ApiCall
@@ -164,16 +164,7 @@ def figures(
 ) -> list[Figure]:
     """Start the stack, run the turns one after another, stop everything; the figures."""
     base = port_base
-    ports = StackPorts(
-        chat_ingress=base,
-        turn_send=base + 1,
-        stream_follow=base + 2,
-        reconcile=base + 3,
-        timeout=base + 4,
-        slack=base + 10,
-        agent=base + 20,
-        emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(base)
     recording = long_answer(chunks, chunk_chars, tools)
     answer_chars = sum(len(part.get("text", "")) for part in _text_parts(recording))
     all_delays: list[float] = []

@@ -31,7 +31,6 @@ from pathlib import Path
 
 from bench.report import Figure, table
 from bench.turns_burst import FIRST, FRAMES, REST, short_answer
-from local.emulators import EmulatorPorts
 from local.replay_agent import REPLAY_CHANNELS, running_replay_stack
 from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Message
@@ -87,16 +86,7 @@ def burst(standin: SlackStandin, channel: str, turns: int) -> tuple[float, int]:
 
 def figures(turn_counts: list[int], agent_seconds: float, port_base: int) -> list[Figure]:
     """Start the stack, run each burst after the last, stop everything; the figures."""
-    ports = StackPorts(
-        chat_ingress=port_base,
-        turn_send=port_base + 1,
-        stream_follow=port_base + 2,
-        reconcile=port_base + 3,
-        timeout=port_base + 4,
-        slack=port_base + 10,
-        agent=port_base + 20,
-        emulators=EmulatorPorts().shifted(port_base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(port_base)
     channel = REPLAY_CHANNELS["1.0"]
     found: list[Figure] = []
     name = "tiers enforced"

@@ -36,7 +36,6 @@ from typing import Any
 import httpx
 
 from bench.report import Figure, table
-from local.emulators import EmulatorPorts
 from local.slack_standin.client import SlackStandin
 from local.stack import DEMO_ALERT_TOKEN, DEMO_TRIGGER, StackPorts, running_stack
 from shared.core import notices
@@ -58,16 +57,7 @@ def figures(
 ) -> list[Figure]:
     """Start the stack, post the notifications, stop everything; one figure per kind."""
     base = port_base
-    ports = StackPorts(
-        chat_ingress=base,
-        turn_send=base + 1,
-        stream_follow=base + 2,
-        reconcile=base + 3,
-        timeout=base + 4,
-        slack=base + 10,
-        agent=base + 11,
-        emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(base, agent_offset=11)
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("KOURIER_", "SLACK_"))}
     extra = {"KOURIER_LOG_FIRESTORE_WRITES": "true"}
     with (

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import Figure, table
-from local.emulators import EmulatorPorts
 from local.replay_agent import REPLAY_CHANNELS, Recording, running_replay_stack
 from local.slack_standin.client import SlackStandin
 from local.stack import StackPorts
@@ -73,16 +72,7 @@ def short_answer() -> Recording:
 
 def figures(turns: int, agent_seconds: float, port_base: int) -> list[Figure]:
     """Start the stack, post the burst, wait for every answer, stop everything; the figures."""
-    ports = StackPorts(
-        chat_ingress=port_base,
-        turn_send=port_base + 1,
-        stream_follow=port_base + 2,
-        reconcile=port_base + 3,
-        timeout=port_base + 4,
-        slack=port_base + 10,
-        agent=port_base + 20,
-        emulators=EmulatorPorts().shifted(port_base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(port_base)
     channel = REPLAY_CHANNELS["1.0"]
     with (
         tempfile.TemporaryDirectory() as state,

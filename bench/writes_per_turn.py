@@ -37,7 +37,7 @@ from pathlib import Path
 from google.cloud import firestore
 
 from bench.slack_replies import long_answer
-from local.emulators import EmulatorEnv, EmulatorPorts, exported
+from local.emulators import EmulatorEnv, exported
 from local.replay_agent import REPLAY_CHANNELS, running_replay_stack
 from local.slack_standin.client import SlackStandin
 from local.stack import StackPorts
@@ -109,16 +109,7 @@ def main() -> None:
     parser.add_argument("--port-base", type=int, default=24400)
     options = parser.parse_args()
     base = options.port_base
-    ports = StackPorts(
-        chat_ingress=base,
-        turn_send=base + 1,
-        stream_follow=base + 2,
-        reconcile=base + 3,
-        timeout=base + 4,
-        slack=base + 10,
-        agent=base + 20,
-        emulators=EmulatorPorts().shifted(base + 80 - EmulatorPorts().firestore),
-    )
+    ports = StackPorts.from_base(base)
     os.environ["KOURIER_LOG_FIRESTORE_WRITES"] = "1"
     os.environ["KOURIER_CHECKPOINT_SECONDS"] = str(options.checkpoint_seconds)
     with tempfile.TemporaryDirectory() as state_dir:

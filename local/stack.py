@@ -83,6 +83,23 @@ class StackPorts:
             agent=_env_port("agent", defaults.agent),
         )
 
+    @classmethod
+    def from_base(cls, base: int, agent_offset: int = 20) -> StackPorts:
+        """A whole stack within one hundred ports from ``base``: the functions at
+        +0..4, the Slack stand-in at +10, the agent at ``agent_offset``, the
+        emulators from +80."""
+        emulators = EmulatorPorts()
+        return cls(
+            chat_ingress=base,
+            turn_send=base + 1,
+            stream_follow=base + 2,
+            reconcile=base + 3,
+            timeout=base + 4,
+            slack=base + 10,
+            agent=base + agent_offset,
+            emulators=emulators.shifted(base + 80 - emulators.firestore),
+        )
+
     def function_url(self, name: str) -> str:
         """The local URL of a function."""
         return f"http://127.0.0.1:{getattr(self, name)}/"
