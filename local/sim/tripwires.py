@@ -6,7 +6,9 @@ clock, a real sleep, a socket, a thread, module-level randomness, OS
 entropy) would make a seed replay differently, or block the one thread all
 invocations share. While a history runs, those functions are replaced by
 ones that record the call, with where it came from, and raise (a few
-library callers whose reads cannot change a history are let through). The record
+library callers whose reads cannot change a history are let through, and so
+are other threads of the process, such as a local stack's reconcile timer
+left by an earlier test: the history cannot start a thread of its own). The record
 matters more than the error: the shell may swallow an ``Exception``, the
 oracle still sees the trip (rule ``S0 tripwire``). ``datetime.now`` cannot be
 replaced (a C type); the ports give the shell no reason to call it, and the
@@ -64,7 +66,7 @@ def tripwires(on_trip: Callable[[str], None]) -> Iterator[None]:
 
         def tripped(*args: Any, **kwargs: Any) -> Any:
             caller = sys._getframe(1).f_code.co_filename
-            if caller.endswith(HARMLESS):
+            if threading.get_ident() != history or caller.endswith(HARMLESS):
                 return original(*args, **kwargs)
             frames = traceback.extract_stack()[-5:-1]
             where = " < ".join(f"{f.name}:{f.lineno}" for f in reversed(frames))
@@ -73,6 +75,7 @@ def tripwires(on_trip: Callable[[str], None]) -> Iterator[None]:
 
         return tripped
 
+    history = threading.get_ident()
     threads = threading.active_count()
     for owner, name, original in saved:
         setattr(owner, name, wire(owner, name, original))

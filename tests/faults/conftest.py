@@ -259,6 +259,18 @@ class Faults:
         """The turn of the chat message ``ts``."""
         return self.store.turn(f"{self.channel}-{ts}")
 
+    def ended_turn(self, turn_id: str) -> Turn:
+        """The turn ``turn_id`` once it is done: a turn ends just after the thread is told why."""
+
+        def ended() -> Turn | None:
+            turn = self.store.turn(turn_id)
+            return turn if turn is not None and turn.status == "done" else None
+
+        try:
+            return self.standin.wait_for(ended, timeout=TURN_WAIT, interval=0.2)
+        except TimeoutError:
+            raise AssertionError(f"turn {turn_id} not done in {TURN_WAIT} s") from None
+
     def message_id(self, ts: str) -> str:
         """The A2A messageId of the chat message ``ts``."""
         turn = self.turn(ts)

@@ -23,6 +23,28 @@ def test_a_wired_call_is_recorded_raises_and_is_restored_after() -> None:
     time.sleep(0)  # restored
 
 
+def test_another_thread_of_the_process_is_not_the_simulated_path() -> None:
+    # A local stack's reconcile timer, left running by an earlier test, keeps its sockets
+    # and clock while a history runs; it used to die of Tripped, and the stack with it.
+    tripped: list[str] = []
+    slept, woken, done = threading.Event(), threading.Event(), threading.Event()
+
+    def timer() -> None:
+        woken.wait(10)
+        time.sleep(0)
+        slept.set()
+        done.wait(10)  # alive until the history ends, as a stack's timer is
+
+    other = threading.Thread(target=timer)
+    other.start()
+    with tripwires(tripped.append):
+        woken.set()
+        assert slept.wait(10), "the other thread's sleep was refused"
+    done.set()
+    other.join(10)
+    assert tripped == []
+
+
 def test_a_shell_that_reads_the_wall_clock_breaks_the_tripwire_rule(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
