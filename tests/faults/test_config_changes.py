@@ -17,7 +17,7 @@ from shared.core import notices
 from tests.hitl_e2e.agent import HitlAgent, Say, Stage, hitl_pause
 from tests.hitl_e2e.conftest import Thread, function_stopped
 
-from .conftest import BINDING, CHANNEL, CONFIG, HITL_BINDING, HITL_CHANNEL, Faults
+from .conftest import BINDING, CHANNEL, CONFIG, HITL_BINDING, HITL_CHANNEL, TURN_WAIT, Faults
 from .test_leases import approval
 
 GONE = notices.turn_failed(notices.BINDING_GONE)
@@ -60,8 +60,12 @@ def test_turns_under_a_binding_a_deploy_renamed_end_with_a_notice(faults: Faults
         turn = faults.turn(posted.ts)
         assert turn is not None and turn.outcome == "binding_gone"
     assert not faults.agent.sends()
-    session = faults.store.session(f"{BINDING}-{CHANNEL}-{first.ts}")
-    assert session is not None and session.active_turn is None
+    session_id = f"{BINDING}-{CHANNEL}-{first.ts}"
+    # The session is released just after its last turn is written done.
+    faults.standin.wait_for(
+        lambda: getattr(faults.store.session(session_id), "active_turn", "") is None,
+        timeout=TURN_WAIT,
+    )
 
 
 def test_a_prompt_under_a_binding_a_deploy_renamed_is_closed(
