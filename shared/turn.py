@@ -54,7 +54,7 @@ from shared.core import session as sessions
 from shared.core.answers import answer_message, progress_for
 from shared.core.incarnation import Bound
 from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
-from shared.core.outcome import final_notice
+from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.pauses import Unusable, read_pause
 from shared.core.questions import (
     Allowed,
@@ -68,6 +68,7 @@ from shared.core.questions import (
 )
 from shared.core.reply import ReplyAssembler
 from shared.core.session import Bind, CloseQuestion, ForgetContext, LearnContext, Session
+from shared.core.telling import Tell, Telling
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
@@ -171,7 +172,8 @@ class TurnRun:
         """The question whose answer this run sends (None for the turn itself)."""
         self.reply = self._new_reply()
         self.assembler = ReplyAssembler()
-        self.machine: TurnMachine | None = None
+        self.machine = self._new_machine()
+        """A new turn's machine, until a checkpoint is restored or the turn begins."""
         self.status: TaskStatus | None = None
         self.last_snapshot: str | None = None
         self.checkpoints = CheckpointStore(deps.documents, deps.clock)
@@ -184,10 +186,8 @@ class TurnRun:
         self._last_checkpoint = 0.0
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
-        self._ending: str | None = None
-        """The outcome the turn ends with, once its end is being told."""
-        self._told: str | None = None
-        """That outcome, once a checkpoint says so (see ``_tell``)."""
+        self.telling = Telling()
+        """What the thread was told of the turn's end (see ``shared.core.telling``)."""
 
     # Entry points -------------------------------------------------------------
 
@@ -220,7 +220,7 @@ class TurnRun:
             self._write_turn()  # the fence first: the function that died can write no more
             if not self._ended_already(checkpoint):
                 self._restore(checkpoint, taken_over=True)
-                if self.machine is not None and self.machine.state.phase == Phase.DONE:
+                if self.machine.state.phase == Phase.DONE:
                     self._pause_taken_over()  # paused on a question when it stopped
                 else:
                     self._show_working()
@@ -286,7 +286,7 @@ class TurnRun:
         for question in self.questions.close_all(self.turn.id):
             if question.prompt_ts is not None:
                 update_prompt(self.chat, self.clock, question, stopped_by=who)
-        task_id = self._task_id_or_none() or self._task_of_the_message()
+        task_id = self.machine.state.task_id or self._task_of_the_message()
         stopped = task_id is None if not self.turn.attempted else False
         if task_id is not None:
             stopped = self._cancelled(task_id)
@@ -327,7 +327,7 @@ class TurnRun:
                 case LookUp():
                     pending.extend(self._look_up())
                 case Cancel(notice=notice):
-                    self._ending = self._ending or _outcome_in(pending)
+                    self.telling.ends_with(_outcome_in(pending))
                     self._cancel(notice)
                 case WaitUntil(at=at, timer=timer):
                     wait = at - self.clock.time()
@@ -340,12 +340,11 @@ class TurnRun:
                         self._sleep_until(at, timer)
                         return
                 case Notify(text=text):
-                    self._ending = self._ending or _outcome_in(pending)
+                    self.telling.ends_with(_outcome_in(pending))
                     self._tell(text)
                 case Finish(outcome=outcome):
                     self._finish(outcome)
                     return
-        assert self.machine is not None
         if self.machine.state.phase == Phase.FOLLOW:
             self._hand_over()  # the stream was cut at the deadline, still open
 
@@ -415,7 +414,6 @@ class TurnRun:
         return self._handle(CallFailed(error.failure, error.retry_after, error.reason))
 
     def _handle(self, event: Event) -> list[Action]:
-        assert self.machine is not None
         return self.machine.handle(event, self.clock.time(), self.deps.ids.random())
 
     def _follow(
@@ -433,7 +431,6 @@ class TurnRun:
         function. ``reads_task``: the stream's Tasks are reads of the persisted
         task (a subscription's snapshot), not live events.
         """
-        assert self.machine is not None
         actions: list[Action] = []
         try:
             for event in open_stream():
@@ -462,7 +459,6 @@ class TurnRun:
         An event the machine does not admit (another task's, an ignored
         Message) is ignored everywhere: nothing of it is shown or learnt.
         """
-        assert self.machine is not None
         seen = StreamEventSeen.of(event)
         if not self.machine.admits(seen):
             log.info(
@@ -496,7 +492,6 @@ class TurnRun:
             self.caught_up = False
 
     def _named_task_just_now(self) -> bool:
-        assert self.machine is not None
         task_id = self.machine.state.task_id
         if task_id and self.session.task_id != task_id:
             self.session.task_id = task_id
@@ -536,7 +531,7 @@ class TurnRun:
         logged as ``cancel_failed`` (the log-based metric
         ``agentkourier_cancels_failed_total``).
         """
-        task_id = self._task_id_or_none()
+        task_id = self.machine.state.task_id
         stopped = task_id is None or self._cancelled(task_id)
         self._tell(notice.after(stopped))
 
@@ -583,20 +578,21 @@ class TurnRun:
 
     def _finish(self, outcome: str) -> None:
         self.reply.show(self.assembler.finish())
-        if outcome == "input_required":
-            self.reply.finish(paused=True)
-            if self._pause():
-                return  # waiting for a person; the turn goes on
-            outcome = "unusable_pause"
-        else:
-            answered = bool(self.assembler.answer_text.strip())
-            notice = final_notice(outcome, answered, self.status)
-            self._ending = outcome
-            if notice:
+        answered = bool(self.assembler.answer_text.strip())
+        match ending(outcome, answered, self.status):
+            case Paused():
+                self.reply.finish(paused=True)
+                if self._pause():
+                    return  # waiting for a person; the turn goes on
+                outcome = "unusable_pause"
+            case Told(notice=notice):
+                self.telling.ends_with(outcome)
                 self._tell(notice)
-            elif outcome == TaskState.COMPLETED.value and answered:
+            case Answered():
+                self.telling.ends_with(outcome)
                 self.reply.finish(feedback_blocks(self.turn.id, self.backend.name))
-            else:
+            case Quiet():
+                self.telling.ends_with(outcome)
                 self.reply.finish()
         self._end(outcome)
 
@@ -607,33 +603,22 @@ class TurnRun:
         self._finish_turn(outcome)
 
     def _tell(self, notice: str) -> None:
-        """Post ``notice``; one of the turn's end only once, even if this function dies here.
-
-        Before the first notice of its end, a checkpoint says the turn is
-        being told it ended: a function taking over then ends it without
-        telling the thread again. (Posting and recording cannot be one step:
-        a function dying between the two loses the notice, as the contract
-        accepts for an answer that arrived and was not yet posted, rather
-        than showing it twice.)
-        """
-        if self._ending is None and self.machine is not None:
-            # A notice in the middle of the turn (busy): the machine has marked it
-            # told, and a checkpoint says so before the post, so a function taking
-            # over does not tell it again (at most once, as the end's notice).
-            self._checkpoint_now(force=True)
-        if self._ending is None or self._told is not None or self.machine is None:
-            self.reply.notice(notice)
-            return
-        self.reply.finish()  # all of the answer first, so the taker has nothing to show
-        self._told = self._ending
-        self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
-        try:
-            self.reply.notice(notice)
-        except SlackApiError:
-            # Slack answered that it did not post it: the function taking over tells it.
-            self._told = None
-            self._checkpoint_now(force=True)
-            raise
+        """Post ``notice`` once, even if this function dies here (``shared.core.telling``)."""
+        match self.telling.tell():
+            case Tell.IN_TURN:
+                self._checkpoint_now(force=True)
+                self.reply.notice(notice)
+            case Tell.AGAIN:
+                self.reply.notice(notice)
+            case Tell.END:
+                self.reply.finish()  # all of the answer first, so the taker has nothing to show
+                self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
+                try:
+                    self.reply.notice(notice)
+                except SlackApiError:
+                    self.telling.not_shown()
+                    self._checkpoint_now(force=True)
+                    raise
 
     def _ended_already(self, checkpoint: Checkpoint | None) -> bool:
         """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it."""
@@ -641,7 +626,7 @@ class TurnRun:
             return False
         log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
         self.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
-        self._told = checkpoint.told
+        self.telling.told = checkpoint.told
         self._end(checkpoint.told)
         return True
 
@@ -655,7 +640,7 @@ class TurnRun:
         self._write_turn(
             status="done",
             outcome=outcome,
-            task_id=self._task_id_or_none(),
+            task_id=self.machine.state.task_id,
             **NO_CHECKPOINT.fields(),
             expire_at=self.clock.now() + DONE_TURNS_KEPT,
         )
@@ -663,7 +648,7 @@ class TurnRun:
 
     def _pause(self) -> bool:
         """The task asks a person: show the prompt and wait. False: the pause was unusable."""
-        assert self.machine is not None and self.status is not None
+        assert self.status is not None
         pause = read_pause(
             self.backend.dialect,
             self._task_id(),
@@ -691,7 +676,7 @@ class TurnRun:
             case RefusePause(reason=reason):
                 return self._refuse_pause(reason)
             case QuestionsNotAllowed(close=existing):
-                self._ending = "unusable_pause"
+                self.telling.ends_with("unusable_pause")
                 self._cancel(notices.QUESTIONS_NOT_ALLOWED)
                 self._end_question(existing)
                 return False
@@ -744,7 +729,7 @@ class TurnRun:
 
     def _refuse_pause(self, reason: str) -> bool:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
-        self._ending = "unusable_pause"
+        self.telling.ends_with("unusable_pause")
         self._cancel(notices.UNUSABLE_PAUSE)
         return False
 
@@ -773,7 +758,7 @@ class TurnRun:
             case Next.READ_TASK:
                 self._run(self._handle(Unpaused()))
             case Next.TIME_OUT:
-                self._ending = "question_timed_out"
+                self.telling.ends_with("question_timed_out")
                 self._cancel(notices.QUESTION_TIMED_OUT)
                 self._end("question_timed_out")
             case Next.NOTHING:
@@ -781,7 +766,6 @@ class TurnRun:
 
     def _send_answer(self, question: OpenQuestion) -> None:
         """Read the paused task once (its tool parts count as delivered), then send the answer."""
-        assert self.machine is not None
         task_id = self._task_id()
         try:
             paused: Task | None = self.client.get_task(task_id)
@@ -804,7 +788,6 @@ class TurnRun:
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
-        assert self.machine is not None
         self.machine.hand_over()
         self.reply.suspend()
         generation = self._advance_generation(lease=self.settings.lease)
@@ -919,7 +902,6 @@ class TurnRun:
             and self.clock.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds
         ):
             return
-        assert self.machine is not None
         self._last_checkpoint = self.clock.monotonic()
         self._checkpointed_posts = posted
         checkpoint = Checkpoint(
@@ -928,7 +910,7 @@ class TurnRun:
             slack=self.reply.to_state(),
             snapshot=self.last_snapshot,
             answering=self.answering.key if self.answering else None,
-            told=self._told,
+            told=self.telling.told,
             observed_at=self.observed_at,
             caught_up=self.caught_up,
             reconcile_every=self.settings.follow_budget_seconds,
@@ -1009,12 +991,9 @@ class TurnRun:
         )
 
     def _task_id(self) -> str:
-        task_id = self._task_id_or_none()
+        task_id = self.machine.state.task_id
         assert task_id is not None
         return task_id
-
-    def _task_id_or_none(self) -> str | None:
-        return self.machine.state.task_id if self.machine else None
 
 
 def _outcome_in(actions: deque[Action]) -> str | None:

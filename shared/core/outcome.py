@@ -9,6 +9,7 @@ words are never shown.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from shared.core import notices
 from shared.core.model import TaskState, TaskStatus, TextPart
@@ -73,3 +74,44 @@ def final_notice(outcome: str, has_answer_text: bool, status: TaskStatus | None)
     if outcome in (TaskState.FAILED.value, TaskState.UNKNOWN.value):
         return notices.task_failed(failure_category(status))
     return None
+
+
+PAUSED = "input_required"
+"""The outcome the machine finishes with when the task asks a person (the turn goes on)."""
+
+
+@dataclass(frozen=True)
+class Paused:
+    """The task asks a person (``input-required``): the reply waits for the question."""
+
+
+@dataclass(frozen=True)
+class Told:
+    """The turn ends with ``notice`` (told at most once: ``shared.core.telling``)."""
+
+    notice: str
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The task completed with an answer: the reply ends with the feedback buttons."""
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """The turn ends without a notice or feedback (its end was told when it was decided)."""
+
+
+Ending = Paused | Told | Answered | Quiet
+
+
+def ending(outcome: str, has_answer_text: bool, status: TaskStatus | None) -> Ending:
+    """How the reply of a turn the machine finished with ``outcome`` ends."""
+    if outcome == PAUSED:
+        return Paused()
+    notice = final_notice(outcome, has_answer_text, status)
+    if notice:
+        return Told(notice)
+    if outcome == TaskState.COMPLETED.value and has_answer_text:
+        return Answered()
+    return Quiet()
