@@ -53,7 +53,7 @@ from shared.core import questions as lifecycle
 from shared.core import session as sessions
 from shared.core.answers import answer_message, progress_for
 from shared.core.incarnation import Bound
-from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskState, TaskStatus
+from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskStatus
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.pauses import Unusable, read_pause
 from shared.core.questions import (
@@ -98,11 +98,9 @@ from shared.core.turn_machine import (
     Unpaused,
     WaitUntil,
 )
-from shared.errors import ConfigError, Superseded, TaskNameRefused
+from shared.errors import ConfigError, Superseded
 from shared.feedback import feedback_blocks
 from shared.fence import Fence, FencedChat
-from shared.handoff import timer_name
-from shared.ports import TaskTarget
 from shared.questions import QuestionStore, update_prompt
 from shared.settings import Settings
 from shared.slack.people import actor_for, turn_text
@@ -110,11 +108,9 @@ from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
+from shared.turn_tasks import TurnTasks
 
 log = structlog.get_logger()
-
-CANCEL_ATTEMPTS = 3
-"""CancelTask is tried this many times before the task is read to see whether it stopped."""
 
 
 def timings(settings: Settings, binding: Binding) -> TurnTimings:
@@ -168,6 +164,8 @@ class TurnRun:
             call_seconds=deps.settings.agent_call_seconds,
         )
         self.questions = QuestionStore(deps.documents, deps.clock)
+        self.tasks = TurnTasks(deps.tasks, session.id, turn.id)
+        """The hand-over and timers that carry the turn on later (see ``shared.turn_tasks``)."""
         self.answering: OpenQuestion | None = None
         """The question whose answer this run sends (None for the turn itself)."""
         self.reply = self._new_reply()
@@ -289,7 +287,7 @@ class TurnRun:
         task_id = self.machine.state.task_id or self._task_of_the_message()
         stopped = task_id is None if not self.turn.attempted else False
         if task_id is not None:
-            stopped = self._cancelled(task_id)
+            stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
         self.reply.notice(notices.STOPPED.after(stopped), who=who)
         log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
         self._finish_turn("stopped")
@@ -525,41 +523,12 @@ class TurnRun:
     def _cancel(self, notice: notices.CancelNotice) -> None:
         """Cancel the task, then tell the thread ``notice`` as it went (contract, Methods).
 
-        CancelTask is tried a few times. When it still fails, the task is read
-        with GetTask: one that reads as ended has stopped; otherwise the
-        thread is told the task could not be stopped, and the failure is
-        logged as ``cancel_failed`` (the log-based metric
-        ``agentkourier_cancels_failed_total``).
+        A task that does not stop (``AgentClient.cancel_until_stopped``) is
+        told as one that could not be stopped.
         """
         task_id = self.machine.state.task_id
-        stopped = task_id is None or self._cancelled(task_id)
+        stopped = task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id)
         self._tell(notice.after(stopped))
-
-    def _cancelled(self, task_id: str) -> bool:
-        """Whether the task stopped: cancelled, or read as ended after the cancel failed."""
-        failures: list[str] = []
-        for attempt in range(CANCEL_ATTEMPTS):
-            if attempt:
-                self.clock.sleep(0.5 * attempt)
-            try:
-                self.client.cancel(task_id)
-                return True
-            except AgentError as error:
-                failures.append(type(error).__name__)
-        try:
-            state: TaskState | None = self.client.get_task(task_id).status.state
-        except AgentError as error:
-            state, failures = None, [*failures, f"GetTask: {type(error).__name__}"]
-        stopped = state is not None and state.is_terminal
-        log.warning(
-            "cancel_failed",
-            turn=self.turn.id,
-            task=task_id,
-            errors=failures,
-            task_state=state,
-            stopped=stopped,
-        )
-        return stopped
 
     # Showing ------------------------------------------------------------------
 
@@ -711,7 +680,7 @@ class TurnRun:
         self.questions.put(question)
         self._write_turn(status="paused")
         self._checkpoint_now(force=True)
-        self._set_timer(QuestionTimer(question.key), question.generation, wake)
+        self.tasks.wake(QuestionTimer(question.key), question.generation, wake)
         self._show(question)
         self.thread_status.show(agent_session.waiting())
 
@@ -792,11 +761,7 @@ class TurnRun:
         self.reply.suspend()
         generation = self._advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)
-        self._schedule(
-            "stream_follow",
-            self._task_body(generation),
-            name=f"{_task_name(self.turn.id)}-follow-{generation}",
-        )
+        self.tasks.follow(generation)
         log.info("turn_handed_over", turn=self.turn.id, generation=generation)
 
     def _sleep_until(self, at: float, timer: WaitTimer) -> None:
@@ -805,17 +770,7 @@ class TurnRun:
         wake = datetime.fromtimestamp(at, UTC)
         generation = self._advance_generation(lease=wake - self.clock.now() + self.settings.lease)
         self._checkpoint_now(force=True)
-        self._set_timer(timer, generation, wake)
-
-    def _set_timer(self, timer: Timer, generation: int, at: datetime) -> None:
-        """Let ``timeout`` wake the turn at ``at`` with ``timer``, for the claim of ``generation``."""
-        name = timer_name(timer)
-        self._schedule(
-            "timeout",
-            {**self._task_body(generation), "timer": name},
-            name=f"{_task_name(self.turn.id)}-{name}-{generation}",
-            at=at,
-        )
+        self.tasks.wake(timer, generation, wake)
 
     def _advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:
         since, until = self.clock.monotonic(), self.clock.now() + lease
@@ -875,21 +830,6 @@ class TurnRun:
     def _write_turn(self, **fields: Any) -> None:
         """Write the turn's document under this function's fencing token."""
         self.store.write_turn(self.turn.id, self.session.generation, **fields)
-
-    def _schedule(
-        self, target: TaskTarget, body: dict[str, Any], name: str, at: datetime | None = None
-    ) -> None:
-        """Schedule a task under a name this run made anew (its generation's).
-
-        Only a stale task can hold such a name (a session deleted and made
-        anew restarts its generations): that is an error, never a silent skip.
-        """
-        if not self.deps.tasks.schedule(target, body, name=name, at=at):
-            log.error("task_name_refused", target=target, name=name)
-            raise TaskNameRefused(name)
-
-    def _task_body(self, generation: int) -> dict[str, Any]:
-        return {"session_id": self.session.id, "turn_id": self.turn.id, "generation": generation}
 
     # Checkpoints ----------------------------------------------------------------
 
@@ -1005,8 +945,3 @@ def _fingerprint(task: Task) -> str:
     """What makes two snapshots of a task differ, for "sign of life"."""
     parts = sum(len(a.parts) for a in task.artifacts)
     return f"{task.status.state}|{task.status.timestamp}|{len(task.artifacts)}|{parts}|{len(task.history)}"
-
-
-def _task_name(turn_id: str) -> str:
-    """A Cloud Tasks name may hold letters, digits, - and _ only."""
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in turn_id)

@@ -26,7 +26,13 @@ import structlog
 
 from shared.a2a import wire
 from shared.a2a.discovery import AgentCard, CardCache, fetch_card
-from shared.a2a.errors import CardUnusable, LookupIncomplete, MethodUnavailable, OutcomeUnknown
+from shared.a2a.errors import (
+    AgentError,
+    CardUnusable,
+    LookupIncomplete,
+    MethodUnavailable,
+    OutcomeUnknown,
+)
 from shared.a2a.trace import current_trace
 from shared.a2a.transport import (
     HEADER_TIMEOUT_SECONDS,
@@ -37,12 +43,14 @@ from shared.a2a.transport import (
 )
 from shared.a2a.wire import Method
 from shared.config import AgentBackend, Binding
-from shared.core.model import HITL_EXTENSION, OutgoingMessage, StreamEvent, Task
+from shared.core.model import HITL_EXTENSION, OutgoingMessage, StreamEvent, Task, TaskState
 from shared.ports import Clock, Ids
 from shared.secrets import read_secret
 
 log = structlog.get_logger(__name__)
 
+CANCEL_ATTEMPTS = 3
+"""CancelTask is tried this many times before the task is read to see whether it stopped."""
 LIST_PAGE_LIMIT = 100
 """ListTasks follows nextPageToken for up to this many pages."""
 LIST_PAGE_SIZE = 100
@@ -217,6 +225,38 @@ class AgentClient:
             AgentError: The classified failure (-32002, not cancelable, is a NotSent).
         """
         return self._task_call(Method.CANCEL, {"id": task_id}, CallKind.OTHER)
+
+    def cancel_until_stopped(self, task_id: str, *, turn: str) -> bool:
+        """Whether the task stopped: cancelled, or read as ended after CancelTask kept failing.
+
+        CancelTask is tried ``CANCEL_ATTEMPTS`` times. When it still fails,
+        the task is read with GetTask: one that reads as ended has stopped.
+        The failure is logged as ``cancel_failed`` for ``turn`` (the
+        log-based metric ``agentkourier_cancels_failed_total``).
+        """
+        failures: list[str] = []
+        for attempt in range(CANCEL_ATTEMPTS):
+            if attempt:
+                self._clock.sleep(0.5 * attempt)
+            try:
+                self.cancel(task_id)
+                return True
+            except AgentError as error:
+                failures.append(type(error).__name__)
+        try:
+            state: TaskState | None = self.get_task(task_id).status.state
+        except AgentError as error:
+            state, failures = None, [*failures, f"GetTask: {type(error).__name__}"]
+        stopped = state is not None and state.is_terminal
+        log.warning(
+            "cancel_failed",
+            turn=turn,
+            task=task_id,
+            errors=failures,
+            task_state=state,
+            stopped=stopped,
+        )
+        return stopped
 
     def list_tasks(self, context_id: str) -> TaskList:
         """The tasks of a context with their history (ListTasks, A2A 1.0 only).
