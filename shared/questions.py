@@ -152,6 +152,83 @@ class QuestionStore:
         return closed
 
 
+class TurnQuestions:
+    """The questions of one turn in its thread: each change as the core decides, then its prompt.
+
+    A change is one of ``shared.core.questions``' functions applied by
+    ``QuestionStore.change`` (under the document's precondition); the prompt
+    is updated only after it, best effort (``update_prompt``).
+    """
+
+    def __init__(self, store: QuestionStore, chat: Chat, clock: Clock, platform: str) -> None:
+        self._store = store
+        self._chat = chat
+        self._clock = clock
+        self._platform = platform
+
+    def get(self, key: str | None) -> OpenQuestion | None:
+        """The question stored under ``key`` (None: no key, none stored, or cleared)."""
+        return self._store.get(key) if key else None
+
+    def put(self, question: OpenQuestion) -> None:
+        """Store (or replace) a question."""
+        self._store.put(question)
+
+    def close_all(self, turn_id: str) -> None:
+        """Close every question of a turn that has ended, however it ended."""
+        self._store.close_all(turn_id)
+
+    def close(self, question: OpenQuestion | None) -> None:
+        """Close ``question``, if there is one."""
+        if question is not None:
+            self._store.close(question.key)
+
+    def show(self, question: OpenQuestion) -> None:
+        """Post or update the question's prompt (best effort), and remember where it is."""
+        update_prompt(self._chat, self._clock, question)
+        self._store.change(question.key, lifecycle.shown_at(question.prompt_ts))
+
+    def deny_all(self, question: OpenQuestion) -> OpenQuestion:
+        """Store an approval the Binding allows no approvals for, every tool denied; show it."""
+        self._store.put(question)
+        platform, at = self._platform, self._clock.now()
+        denied = self._store.change(
+            question.key, lambda current: lifecycle.deny_all(current, platform, at)
+        )
+        self.show(denied or question)
+        return denied or question
+
+    def time_out(self, key: str) -> tuple[OpenQuestion | None, OpenQuestion | None]:
+        """No one answered in time: the question timed out (None: it was answered or ended
+        first), and the question as it is stored now.
+
+        The change is made under the same precondition as a click, so a
+        decision made at the last moment is either part of the answer or
+        refused, never overwritten after it was shown and audited.
+        """
+        platform, at = self._platform, self._clock.now()
+        timed_out = self._store.change(
+            key, lambda current: lifecycle.time_out(current, platform, at)
+        )
+        if timed_out is not None:
+            update_prompt(self._chat, self._clock, timed_out)
+        return timed_out, timed_out or self._store.get(key)
+
+    def withdraw(self, question: OpenQuestion) -> OpenQuestion | None:
+        """The agent that asked is gone: the question closes unanswered (None: it had ended)."""
+        at = self._clock.now()
+        withdrawn = self._store.change(question.key, lambda q: lifecycle.withdraw(q, at))
+        if withdrawn is not None:
+            update_prompt(self._chat, self._clock, withdrawn)
+        return withdrawn
+
+    def stopped(self, turn_id: str, who: str) -> None:
+        """The turn was stopped by ``who``: its questions close, and their prompts say so."""
+        for question in self._store.close_all(turn_id):
+            if question.prompt_ts is not None:
+                update_prompt(self._chat, self._clock, question, stopped_by=who)
+
+
 def _audit_records(
     question: OpenQuestion, decisions: tuple[Decision, ...]
 ) -> list[tuple[str, dict[str, Any]]]:

@@ -101,7 +101,7 @@ from shared.core.turn_machine import (
 from shared.errors import ConfigError, Superseded
 from shared.feedback import feedback_blocks
 from shared.fence import Fence, FencedChat
-from shared.questions import QuestionStore, update_prompt
+from shared.questions import QuestionStore, TurnQuestions
 from shared.settings import Settings
 from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
@@ -163,7 +163,9 @@ class TurnRun:
             max_response_bytes=deps.settings.max_agent_response_bytes,
             call_seconds=deps.settings.agent_call_seconds,
         )
-        self.questions = QuestionStore(deps.documents, deps.clock)
+        self.questions = TurnQuestions(
+            QuestionStore(deps.documents, deps.clock), self.chat, deps.clock, binding.platform
+        )
         self.tasks = TurnTasks(deps.tasks, session.id, turn.id)
         """The hand-over and timers that carry the turn on later (see ``shared.turn_tasks``)."""
         self.answering: OpenQuestion | None = None
@@ -281,9 +283,7 @@ class TurnRun:
         self._write_turn()  # the fence first: the carrier it was taken from writes no more
         self._restore(checkpoint)
         self.reply.stopped(self.turn.stopped_streams)
-        for question in self.questions.close_all(self.turn.id):
-            if question.prompt_ts is not None:
-                update_prompt(self.chat, self.clock, question, stopped_by=who)
+        self.questions.stopped(self.turn.id, who)
         task_id = self.machine.state.task_id or self._task_of_the_message()
         stopped = task_id is None if not self.turn.attempted else False
         if task_id is not None:
@@ -398,11 +398,7 @@ class TurnRun:
     def _withdraw(self, question: OpenQuestion, current: str) -> None:
         """The agent that asked is gone: the question closes unanswered, the turn ends."""
         log.warning("answer_withdrawn", turn=self.turn.id, question=question.key, now=current)
-        at = self.clock.now()
-        withdrawn = self.questions.change(question.key, lambda q: lifecycle.withdraw(q, at))
-        if withdrawn is not None:
-            update_prompt(self.chat, self.clock, withdrawn)
-            self.answering = withdrawn
+        self.answering = self.questions.withdraw(question) or self.answering
         self._change_session(Bind(current))
         self.reply.notice(notices.QUESTION_WITHDRAWN)
         self._finish_turn("agent_changed")
@@ -647,7 +643,7 @@ class TurnRun:
             case QuestionsNotAllowed(close=existing):
                 self.telling.ends_with("unusable_pause")
                 self._cancel(notices.QUESTIONS_NOT_ALLOWED)
-                self._end_question(existing)
+                self.questions.close(existing)
                 return False
             case SendAnswer(question=question):
                 self._send_answer(question)
@@ -658,18 +654,12 @@ class TurnRun:
 
     def _ask(self, ask: Ask) -> None:
         """Show the question ``asked`` decided on, and wait for people (or deny at once)."""
-        self._end_question(ask.close)  # answered; the agent asks something new
+        self.questions.close(ask.close)  # answered; the agent asks something new
         if ask.retried:  # the answer was not taken: the question is open again
             self.reply.notice(notices.REQUEST_FAILED)
         question = ask.question
         if ask.deny:
-            self.questions.put(question)
-            platform, at = self.binding.platform, self.clock.now()
-            denied = self.questions.change(
-                question.key, lambda current: lifecycle.deny_all(current, platform, at)
-            )
-            self._show(denied or question)
-            self._send_answer(denied or question)
+            self._send_answer(self.questions.deny_all(question))
             return
         wake = self.clock.now() + ask.wait
         question.generation = self._advance_generation(
@@ -681,18 +671,13 @@ class TurnRun:
         self._write_turn(status="paused")
         self._checkpoint_now(force=True)
         self.tasks.wake(QuestionTimer(question.key), question.generation, wake)
-        self._show(question)
+        self.questions.show(question)
         self.thread_status.show(agent_session.waiting())
-
-    def _show(self, question: OpenQuestion) -> None:
-        """Post or update the question's prompt (best effort), and remember where it is."""
-        update_prompt(self.chat, self.clock, question)
-        self.questions.change(question.key, lifecycle.shown_at(question.prompt_ts))
 
     def _pause_taken_over(self) -> None:
         """A paused turn taken over: the timer or answer that claimed it died."""
         key = self.session.open_question
-        question = self.questions.get(key) if key else None
+        question = self.questions.get(key)
         log.info("paused_turn_taken_over", turn=self.turn.id, question=key)
         self._after_question(lifecycle.after_takeover(question, self.turn.id), question)
 
@@ -703,19 +688,8 @@ class TurnRun:
         return False
 
     def _question_timed_out(self, key: str) -> None:
-        """No one answered in time: deny the approval, or cancel the task.
-
-        The question changes under the same precondition as a click, so a
-        decision made at the last moment is either part of the answer or
-        refused, never overwritten after it was shown and audited.
-        """
-        platform, at = self.binding.platform, self.clock.now()
-        timed_out = self.questions.change(
-            key, lambda current: lifecycle.time_out(current, platform, at)
-        )
-        if timed_out is not None:
-            update_prompt(self.chat, self.clock, timed_out)
-        stored = timed_out or self.questions.get(key)
+        """No one answered in time: deny the approval, or cancel the task."""
+        timed_out, stored = self.questions.time_out(key)
         self._after_question(lifecycle.after_timer(timed_out, stored, self.turn.id), stored)
 
     def _after_question(self, next_step: Next, question: OpenQuestion | None) -> None:
@@ -750,10 +724,6 @@ class TurnRun:
         self.reply.working()
         # The card first: an answer goes only to the agent that asked.
         self._run(self._handle(Started(protocol="", can_subscribe=True)))
-
-    def _end_question(self, question: OpenQuestion | None) -> None:
-        if question is not None:
-            self.questions.close(question.key)
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
@@ -875,7 +845,7 @@ class TurnRun:
         if checkpoint is None:
             return
         answering = checkpoint.answering
-        self.answering = self.questions.get(answering) if answering else None
+        self.answering = self.questions.get(answering)
         state = TurnState.from_dict(checkpoint.machine)
         self.machine = TurnMachine(state, timings(self.settings, self.binding))
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
