@@ -186,6 +186,15 @@ class Stored:
 
     data: dict[str, Any]
     update_time: datetime
+    nested: tuple[str, ...] = ()
+    """The fields holding a map or an array: all a copy must copy beyond the top level."""
+
+    def copy(self) -> dict[str, Any]:
+        """The fields as a caller may change them (a stored document never changes in place)."""
+        copied = dict(self.data)
+        for key in self.nested:
+            copied[key] = _copy_value(copied[key])
+        return copied
 
 
 WATCHED = ("kourier_turns", "kourier_sessions", "kourier_questions")
@@ -220,9 +229,7 @@ class SimDocuments:
         stored = self.collections.get(collection, {}).get(key)
         if stored is None:
             return None
-        from shared.ports import Snapshot
-
-        return Snapshot(data=_copy(stored.data), update_time=stored.update_time)
+        return _snapshot()(data=stored.copy(), update_time=stored.update_time)
 
     def create(self, collection: str, key: str, data: Mapping[str, Any]) -> None:
         ambiguous = self._point("create", collection, key)
@@ -292,15 +299,15 @@ class SimDocuments:
     ) -> list[dict[str, Any]]:
         field_name = field
         self._point("query", collection, field_name, read=True)
-        found: list[tuple[Any, str, dict[str, Any]]] = []
+        found: list[tuple[Any, str, Stored]] = []
         for key, stored in self.collections.get(collection, {}).items():
             if field_name not in stored.data:
                 continue
             have = stored.data[field_name]
             if _matches(have, op, value):
-                found.append((have if op == "<=" else 0, key, stored.data))
+                found.append((have if op == "<=" else 0, key, stored))
         found.sort(key=lambda item: (item[0], item[1]))
-        return [_copy(data) for _, _, data in found[:limit]]
+        return [stored.copy() for _, _, stored in found[:limit]]
 
     # Faults ----------------------------------------------------------------------------
 
@@ -350,7 +357,10 @@ class SimDocuments:
         world = self.world
         stamp_us = max(world.now_us, self._last_write_us + 1)
         self._last_write_us = stamp_us
-        stored = Stored(data=data, update_time=EPOCH + timedelta(microseconds=stamp_us))
+        nested = tuple(
+            key for key, value in data.items() if type(value) is dict or type(value) is list
+        )
+        stored = Stored(data, EPOCH + timedelta(microseconds=stamp_us), nested)
         self.collections.setdefault(collection, {})[key] = stored
         if collection in WATCHED:
             invocation = world.current
@@ -394,6 +404,19 @@ def _copy(data: Mapping[str, Any]) -> dict[str, Any]:
         if type(value) is dict or type(value) is list:
             copied[key] = _copy_value(value)
     return copied
+
+
+def _snapshot() -> Any:
+    """shared.ports.Snapshot (imported on first use, as ``errors``)."""
+    global _SNAPSHOT
+    if _SNAPSHOT is None:
+        from shared.ports import Snapshot
+
+        _SNAPSHOT = Snapshot
+    return _SNAPSHOT
+
+
+_SNAPSHOT: Any = None
 
 
 def _copy_value(value: Any) -> Any:
