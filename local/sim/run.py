@@ -195,24 +195,16 @@ class Simulation:
         self._settings: Any = None
         self._config: Any = None
         self.reconciling = True
+        self._lineage: dict[str, tuple[list[Any], dict[str, int]]] | None = None
 
     # Wiring -------------------------------------------------------------------------------
 
     def make_deps(self, instance: Instance) -> Any:
         from shared.a2a.discovery import CardCache
-        from shared.settings import Settings
 
         deps_class = importlib.import_module("shared.bootstrap").Deps
         if self._settings is None:
-            self._settings = Settings.model_validate(
-                {
-                    "GOOGLE_CLOUD_PROJECT": "sim",
-                    "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-                    "SLACK_BOT_TOKEN": "xoxb-sim",
-                    "KOURIER_FOLLOW_BUDGET_SECONDS": self.budget,
-                    **self.tuning,
-                }
-            )
+            self._settings = sim_settings(self.budget, self.tuning)
             self._config = sim_config(config_yaml(self.profile))
         clock = SimClock(self.world, instance)
         return deps_class(
@@ -369,23 +361,16 @@ class Simulation:
         """The events the turn's carriers read and kept (a dead carrier's last ones are lost).
 
         Without ``kept``, every event any carrier read, a dead one's last ones too.
+        Asked once the history has ended (the oracle's question): the deliveries
+        and writes are indexed by turn on the first call.
         """
-        cutoff: dict[str, int] = {}
-        for at_us, invocation, _op, collection, key, _data in self.documents.writes:
-            if collection == "kourier_turns" and key == turn_id:
-                cutoff[invocation] = at_us
+        if self._lineage is None:
+            self._lineage = self._index_lineage()
+        deliveries, cutoff = self._lineage.get(turn_id, ([], {}))
         outcomes = self.platform.outcomes
         events: list[tuple[int, int, dict[str, Any]]] = []
         order = 0
-        for delivery in self.agents.deliveries:
-            request = delivery.request
-            owner = (
-                (request.message_id or "").removeprefix("slack-")
-                if request.message_id
-                else self.turn_of_task(delivery.task_id)
-            )
-            if owner != turn_id:
-                continue
+        for delivery in deliveries:
             for at_us, invocation, event in delivery.events:
                 order += 1
                 lost = outcomes.get(invocation, "ok") != "ok" and at_us > cutoff.get(invocation, -1)
@@ -393,6 +378,23 @@ class Simulation:
                     continue
                 events.append((at_us, order, event))
         return [event for _, _, event in sorted(events, key=lambda item: (item[0], item[1]))]
+
+    def _index_lineage(self) -> dict[str, tuple[list[Any], dict[str, int]]]:
+        """Per turn: the deliveries of its requests, and each invocation's last write of it."""
+        lineage: dict[str, tuple[list[Any], dict[str, int]]] = {}
+        for delivery in self.agents.deliveries:
+            request = delivery.request
+            owner = (
+                (request.message_id or "").removeprefix("slack-")
+                if request.message_id
+                else self.turn_of_task(delivery.task_id)
+            )
+            if owner is not None:
+                lineage.setdefault(owner, ([], {}))[0].append(delivery)
+        for at_us, invocation, _op, collection, key, _data in self.documents.writes:
+            if collection == "kourier_turns" and key in lineage:
+                lineage[key][1][invocation] = at_us
+        return lineage
 
     def reference_text(self, turn_id: str) -> str | None:
         from local.sim.reference import ReferenceReply
@@ -436,6 +438,31 @@ def _tool_parts(event: dict[str, Any]) -> list[dict[str, Any]]:
             parts += [p for p in message.get("parts", []) if "data" in p]
         return parts
     return []
+
+
+def sim_settings(budget: float, tuning: dict[str, float]) -> Any:
+    """The settings of one seed: the process's validated base with this seed's values.
+
+    Validating reads the environment (about 3 ms, a few per cent of a history);
+    the tuned values have their fields' types already, so a copy needs none.
+    """
+    fields = {field.alias: name for name, field in base_settings().model_fields.items()}
+    values = {"KOURIER_FOLLOW_BUDGET_SECONDS": budget, **tuning}
+    return base_settings().model_copy(update={fields[key]: value for key, value in values.items()})
+
+
+@lru_cache(maxsize=1)
+def base_settings() -> Any:
+    """The simulator's settings before a seed's own values (validated once per process)."""
+    from shared.settings import Settings
+
+    return Settings.model_validate(
+        {
+            "GOOGLE_CLOUD_PROJECT": "sim",
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_BOT_TOKEN": "xoxb-sim",
+        }
+    )
 
 
 @lru_cache(maxsize=64)
