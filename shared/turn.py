@@ -6,13 +6,11 @@ feeds back what happened. Every event of the agent also goes, in arrival
 order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
 Slack. What a run must not forget is its *checkpoint*, kept on the turn's
 document: the machine's state, the assembler's state (what was delivered),
-the reply's state, and its freshness: ``observed_at``, the time of the last
-successful read of the persisted task (a GetTask, or the snapshot a
-SubscribeToTask starts with; None before the first), ``caught_up``, true
-when nothing live was shown since that read, and ``reconcile_every``, the
-cadence at which a healthy stream is reconciled with GetTask (at every
-hand-over, when ``stream_follow`` resumes with a read); a typed, versioned
-``shared.checkpoint.Checkpoint``. It is written when the
+the reply's state, and what the run knows of the task with its freshness
+(``shared.core.task_view``: ``observed_at``, ``caught_up``), and
+``reconcile_every``, the cadence at which a healthy stream is reconciled
+with GetTask (at every hand-over, when ``stream_follow`` resumes with a
+read); a typed, versioned ``shared.checkpoint.Checkpoint``. It is written when the
 task is first named, when the reply has posted a new Slack message, at most
 every few seconds while a stream runs (coalesced, so a long answer costs a
 bounded number of writes), and whenever the run stops before the turn ends.
@@ -53,7 +51,7 @@ from shared.core import questions as lifecycle
 from shared.core import session as sessions
 from shared.core.answers import answer_message, progress_for
 from shared.core.incarnation import Bound
-from shared.core.model import OutgoingMessage, StreamEvent, Task, TaskStatus
+from shared.core.model import OutgoingMessage, StreamEvent, Task
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.pauses import Unusable, read_pause
 from shared.core.questions import (
@@ -68,6 +66,7 @@ from shared.core.questions import (
 )
 from shared.core.reply import ReplyAssembler
 from shared.core.session import Bind, CloseQuestion, ForgetContext, LearnContext, Session
+from shared.core.task_view import TaskView
 from shared.core.telling import Tell, Telling
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
@@ -174,15 +173,11 @@ class TurnRun:
         self.assembler = ReplyAssembler()
         self.machine = self._new_machine()
         """A new turn's machine, until a checkpoint is restored or the turn begins."""
-        self.status: TaskStatus | None = None
-        self.last_snapshot: str | None = None
+        self.task = TaskView()
+        """What this run knows of the agent's task (see ``shared.core.task_view``)."""
         self.checkpoints = CheckpointStore(deps.documents, deps.clock)
         self._stored: Stored | None = None
         """Where this function's last checkpoint went."""
-        self.observed_at: float | None = None
-        """When the persisted task was last read (GetTask, a subscription's snapshot)."""
-        self.caught_up = False
-        """Whether nothing live was shown since that read."""
         self._last_checkpoint = 0.0
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
@@ -463,12 +458,7 @@ class TurnRun:
                 followed=self.machine.state.task_id,
             )
             return []
-        status = getattr(event, "status", None)
-        if status is not None:
-            self.status = status
-        if isinstance(event, Task):
-            self.last_snapshot = _fingerprint(event)
-        self._observed(persisted)
+        self.task.saw(event, self.clock.time(), persisted=persisted)
         actions = self._handle(seen)
         if self._named_task_just_now():
             # Saved before any call that can fail (Slack, the context's write):
@@ -477,13 +467,6 @@ class TurnRun:
         self.reply.show(self.assembler.feed(event))
         self._learn_context(event.context_id)
         return actions
-
-    def _observed(self, persisted: bool) -> None:
-        """Freshness: a read of the persisted task catches up; a live event is newer than it."""
-        if persisted:
-            self.observed_at, self.caught_up = self.clock.time(), True
-        else:
-            self.caught_up = False
 
     def _named_task_just_now(self) -> bool:
         task_id = self.machine.state.task_id
@@ -497,10 +480,7 @@ class TurnRun:
             task = self.client.get_task(self._task_id())
         except AgentError as error:
             return self._failed(error)
-        changed = _fingerprint(task) != self.last_snapshot
-        self.last_snapshot = _fingerprint(task)
-        self._observed(persisted=True)
-        self.status = task.status
+        changed = self.task.read(task, self.clock.time())
         self.reply.show(self.assembler.feed(task))
         self._learn_context(task.context_id)
         self._checkpoint_now(force=False)
@@ -544,7 +524,7 @@ class TurnRun:
     def _finish(self, outcome: str) -> None:
         self.reply.show(self.assembler.finish())
         answered = bool(self.assembler.answer_text.strip())
-        match ending(outcome, answered, self.status):
+        match ending(outcome, answered, self.task.status):
             case Paused():
                 self.reply.finish(paused=True)
                 if self._pause():
@@ -613,12 +593,13 @@ class TurnRun:
 
     def _pause(self) -> bool:
         """The task asks a person: show the prompt and wait. False: the pause was unusable."""
-        assert self.status is not None
+        status = self.task.status
+        assert status is not None
         pause = read_pause(
             self.backend.dialect,
             self._task_id(),
             self.session.context_id,
-            self.status,
+            status,
             session=self.session.id,
         )
         if isinstance(pause, Unusable):
@@ -818,11 +799,11 @@ class TurnRun:
             machine=self.machine.state.to_dict(),
             reply=self.assembler.to_state(),
             slack=self.reply.to_state(),
-            snapshot=self.last_snapshot,
+            snapshot=self.task.snapshot,
             answering=self.answering.key if self.answering else None,
             told=self.telling.told,
-            observed_at=self.observed_at,
-            caught_up=self.caught_up,
+            observed_at=self.task.observed_at,
+            caught_up=self.task.caught_up,
             reconcile_every=self.settings.follow_budget_seconds,
         )
         self._stored = self.checkpoints.save(
@@ -852,9 +833,9 @@ class TurnRun:
         self.reply.restore(
             checkpoint.slack, taken_over=taken_over, shown_steps=self.turn.shown_steps
         )
-        self.last_snapshot = checkpoint.snapshot
-        self.observed_at = checkpoint.observed_at
-        self.caught_up = checkpoint.caught_up and self.observed_at is not None
+        self.task = TaskView.restored(
+            checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
+        )
         self.session.task_id = state.task_id
 
     def _new_reply(self) -> ThreadReply:
@@ -909,9 +890,3 @@ class TurnRun:
 def _outcome_in(actions: deque[Action]) -> str | None:
     """The outcome of the ``Finish`` among ``actions``, if they end the turn."""
     return next((action.outcome for action in actions if isinstance(action, Finish)), None)
-
-
-def _fingerprint(task: Task) -> str:
-    """What makes two snapshots of a task differ, for "sign of life"."""
-    parts = sum(len(a.parts) for a in task.artifacts)
-    return f"{task.status.state}|{task.status.timestamp}|{len(task.artifacts)}|{parts}|{len(task.history)}"
