@@ -2,9 +2,11 @@
 
 Theory of operation. Everything runs on the one OS thread that calls
 ``World.run``: the scheduler loop lives in that thread's main greenlet, and
-every function invocation gets a greenlet of its own (with its own
+every function invocation runs in a greenlet of its own (with its own
 ``contextvars`` context, so one invocation's trace and log bindings never
-bleed into another's). Time is an integer count of microseconds that only
+bleed into another's). A greenlet whose invocation ended serves the next one
+(a new greenlet costs tens of microseconds: Python's frame stack for it is
+allocated and freed each time), so only invocations running at once hold one. Time is an integer count of microseconds that only
 the scheduler moves: it pops the earliest ``(time, seq)`` entry of a heap,
 sets the clock to it and runs it; the ``seq`` tie-breaker keeps the order
 of simultaneous entries fixed. An invocation gives control back only at a
@@ -139,6 +141,8 @@ class World:
         self.on_failure: Callable[[str, BaseException], None] = lambda invocation, error: None
         """Told of every error the shell logs as ``event_failed`` (poison it acknowledged)."""
         self._main = greenlet.getcurrent()
+        self._idle: list[greenlet.greenlet] = []
+        """Greenlets whose invocation ended, each waiting for another to run."""
         self.steps = 0
         self._until = -1
         """While ``run`` runs: the time it stops at (an invocation may not run past it alone)."""
@@ -208,12 +212,15 @@ class World:
         self.call_at(self.now_us + delay_us, action)
 
     def start(self, invocation: Invocation) -> None:
-        """Start ``invocation`` now, in a greenlet of its own."""
+        """Start ``invocation`` now, in a greenlet of its own (an idle one, or a new one)."""
         invocation.started_us = self.now_us
-        invocation.glet = greenlet.greenlet(lambda: self._body(invocation), parent=self._main)
-        invocation.glet.gr_context = contextvars.Context()
+        glet = self._idle.pop() if self._idle else greenlet.greenlet(self._serve, parent=self._main)
+        glet.gr_context = contextvars.Context()
+        invocation.glet = glet
         self.log("start", invocation.name)
-        self._switch_to(invocation)
+        self.current = invocation
+        glet.switch(invocation)
+        self.current = None
 
     def block(self, delay_us: int) -> None:
         """A scheduling point: park the current invocation for ``delay_us`` (0: yield).
@@ -281,6 +288,13 @@ class World:
         self.current = invocation
         invocation.glet.switch()
         self.current = None
+
+    def _serve(self, invocation: Invocation) -> None:
+        """A greenlet's life: run an invocation, then wait to be handed the next one."""
+        while True:
+            self._body(invocation)
+            self._idle.append(greenlet.getcurrent())
+            invocation = self._main.switch()
 
     def _body(self, invocation: Invocation) -> None:
         outcome = "ok"
