@@ -33,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from shared.core.questions import Allowed
 from shared.core.redaction import is_secret_key, key_words
 from shared.errors import ConfigError
 from shared.triggers.matchers import Matcher, parse_matcher
@@ -200,6 +201,13 @@ class Interactions(_Strict):
 
     questions: QuestionSettings | None = None
     tool_approvals: ApprovalSettings | None = Field(None, alias="toolApprovals")
+
+    def allowed(self) -> Allowed:
+        """What the agent may ask, and how long each waits, as the core reads it."""
+        return Allowed(
+            questions=self.questions.timeout if self.questions else None,
+            approvals=self.tool_approvals.timeout if self.tool_approvals else None,
+        )
 
 
 class Binding(_Strict):

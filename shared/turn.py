@@ -55,7 +55,6 @@ from shared.core.model import OutgoingMessage, StreamEvent, Task
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.pauses import Unusable, read_pause
 from shared.core.questions import (
-    Allowed,
     Ask,
     Next,
     OpenQuestion,
@@ -527,9 +526,8 @@ class TurnRun:
         match ending(outcome, answered, self.task.status):
             case Paused():
                 self.reply.finish(paused=True)
-                if self._pause():
-                    return  # waiting for a person; the turn goes on
-                outcome = "unusable_pause"
+                self._pause()  # waits for a person, or ends the turn
+                return
             case Told(notice=notice):
                 self.telling.ends_with(outcome)
                 self._tell(notice)
@@ -591,8 +589,8 @@ class TurnRun:
         )
         self.thread_status.show(agent_session.ended(outcome))
 
-    def _pause(self) -> bool:
-        """The task asks a person: show the prompt and wait. False: the pause was unusable."""
+    def _pause(self) -> None:
+        """The task asks a person: show the prompt and wait, or end a turn whose pause is unusable."""
         status = self.task.status
         assert status is not None
         pause = read_pause(
@@ -603,35 +601,29 @@ class TurnRun:
             session=self.session.id,
         )
         if isinstance(pause, Unusable):
-            return self._refuse_pause(pause.reason)
-        interactions, turn = self.binding.interactions, self.turn
+            self._refuse_pause(pause.reason)
+            return
+        turn = self.turn
         decision = lifecycle.asked(
             pause,
             self.questions.get(pause.key),
             self.answering,
-            Allowed(
-                questions=interactions.questions.timeout if interactions.questions else None,
-                approvals=(
-                    interactions.tool_approvals.timeout if interactions.tool_approvals else None
-                ),
-            ),
+            self.binding.interactions.allowed(),
             Place(self.session.id, turn.id, self.binding.name, turn.channel, turn.thread_ts),
             prompt_fits=not isinstance(render_prompt(progress_for(pause)), Unusable),
         )
         match decision:
             case RefusePause(reason=reason):
-                return self._refuse_pause(reason)
+                self._refuse_pause(reason)
             case QuestionsNotAllowed(close=existing):
                 self.telling.ends_with("unusable_pause")
                 self._cancel(notices.QUESTIONS_NOT_ALLOWED)
                 self.questions.close(existing)
-                return False
+                self._end("unusable_pause")
             case SendAnswer(question=question):
                 self._send_answer(question)
-                return True
             case Ask():
                 self._ask(decision)
-                return True
 
     def _ask(self, ask: Ask) -> None:
         """Show the question ``asked`` decided on, and wait for people (or deny at once)."""
@@ -662,11 +654,11 @@ class TurnRun:
         log.info("paused_turn_taken_over", turn=self.turn.id, question=key)
         self._after_question(lifecycle.after_takeover(question, self.turn.id), question)
 
-    def _refuse_pause(self, reason: str) -> bool:
+    def _refuse_pause(self, reason: str) -> None:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
         self.telling.ends_with("unusable_pause")
         self._cancel(notices.UNUSABLE_PAUSE)
-        return False
+        self._end("unusable_pause")
 
     def _question_timed_out(self, key: str) -> None:
         """No one answered in time: deny the approval, or cancel the task."""

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 
 from shared.config import parse_config
+from shared.core.questions import Allowed
 from shared.errors import ConfigError
 
 GOOD = """
@@ -50,6 +51,16 @@ def test_the_documented_shape_loads() -> None:
     ops = config.binding("ops")
     assert ops.interactions.questions is None and ops.interactions.tool_approvals is None
     assert config.binding_for_channel("C0NOBODY") is None
+
+
+def test_what_a_binding_lets_the_agent_ask_is_read_as_the_core_reads_it() -> None:
+    config = parse_config(GOOD)
+    sre, ops = config.binding_for_channel("C0123456789"), config.binding_for_channel("C0OPS")
+    assert sre is not None and ops is not None
+    assert sre.interactions.allowed() == Allowed(
+        questions=timedelta(minutes=15), approvals=timedelta(hours=1, minutes=30)
+    )
+    assert ops.interactions.allowed() == Allowed(questions=None, approvals=None)
 
 
 @pytest.mark.parametrize(
