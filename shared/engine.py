@@ -6,8 +6,9 @@ function then claims the session's next turn itself. The claim is a write
 guarded by a precondition that sets ``active_turn`` with a lease and bumps
 the session's ``generation``; while the lease holds, no other function
 starts a turn in that thread (one task per context), and deliveries that
-find it held are acknowledged. The carrier renews the lease with its
-checkpoints. A hand-over or timer (a Cloud Task) resumes the turn only if
+find it held are acknowledged. A carrier whose lease is half spent renews it
+with its next checkpoint (a function hands over before its claim's lease runs
+out, so a short turn never renews). A hand-over or timer (a Cloud Task) resumes the turn only if
 the session's generation is still the one it was scheduled with, and bumps
 it, so a duplicate delivery does nothing. When the turn ends, the session is
 released and the next waiting turn is triggered. A carrier that dies stops

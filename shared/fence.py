@@ -65,6 +65,15 @@ class Fence:
         usable = _usable(self._lease if lease is None else lease)
         self._valid_until = max(self._valid_until, since + usable)
 
+    def renewal_due(self) -> bool:
+        """Whether less than half of the lease this function counts on is left.
+
+        A run hands over before its claim's lease runs out, so a carrier renews
+        the lease (with a checkpoint) at most once a function, in a long stream,
+        and a short turn never writes its session for it.
+        """
+        return self._valid_until - self._clock.monotonic() < _usable(self._lease) / 2
+
     def check(self) -> None:
         """Raise Superseded if the lease may have run out: another function may carry the turn."""
         if self._clock.monotonic() >= self._valid_until:

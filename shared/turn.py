@@ -768,6 +768,9 @@ class TurnRun:
             lambda current: sessions.carried(current, turn_id, generation, edit),
         )
         assert written is not None
+        # The task this run named stays known: the stored one is written at hand-overs only
+        # (a run that forgot it would checkpoint the same task again, as if named anew).
+        written.task_id = self.session.task_id
         self.session = written
 
     def _write_turn(self, **fields: Any) -> None:
@@ -803,6 +806,9 @@ class TurnRun:
         )
         self._write_turn(**self._stored.fields())
         if not renew:
+            return
+        if not self.fence.renewal_due():
+            self._still_ours()  # what a renewal checks, without its write
             return
         since = self.clock.monotonic()
         self.store.renew_lease(

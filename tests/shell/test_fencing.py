@@ -94,3 +94,18 @@ def test_a_function_past_its_lease_makes_no_slack_call() -> None:
     fenced.chat_postMessage(channel="C1", text="renewed")
 
     assert chat.calls == 2
+
+
+def test_a_lease_is_due_for_renewal_once_half_of_it_is_spent() -> None:
+    # A checkpoint renews the lease only then: a run hands over long before its lease runs
+    # out, so a short turn never writes its session for a renewal.
+    clock = ManualClock()
+    claimed = clock.seconds
+    fence = Fence(clock, claimed, timedelta(seconds=540))  # type: ignore[arg-type]
+
+    clock.seconds = claimed + 267  # 268 of the 535 s it counts on are left
+    assert not fence.renewal_due()
+    clock.seconds = claimed + 268
+    assert fence.renewal_due()
+    fence.renewed(clock.seconds)
+    assert not fence.renewal_due()

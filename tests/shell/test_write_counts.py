@@ -1,0 +1,144 @@
+"""Firestore writes per turn: each document is written when something in it changes.
+
+Platform behaviour this stands for: Firestore bills every document write and
+sustains about one write a second on one document. A turn writes its
+session when the session changes hands (the claim, the release) and when it
+learns what the thread's conversation is (the agent's context and the agent
+it lives in), not at every checkpoint; and it checkpoints a task once when
+the agent names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from shared import handlers
+from shared.firestore import FirestoreDocuments
+from shared.ports import Chat, Write
+from shared.store import TURNS
+from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
+from tests.shell.conftest import Shell, make_deps
+
+SLACK_MESSAGES = ("chat_startStream", "chat_postMessage")
+
+
+@dataclass
+class Written:
+    """One document write Firestore took, or one Slack call, in the order they happened."""
+
+    collection: str
+    key: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+class CountedDocuments:
+    """Firestore, logging each document write it took."""
+
+    def __init__(self, documents: FirestoreDocuments, log: list[Written]) -> None:
+        self._documents = documents
+        self._log = log
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._documents, name)
+
+    def create(self, collection: str, key: str, data: Mapping[str, Any]) -> None:
+        self._documents.create(collection, key, data)
+        self._log.append(Written(collection, key, data))
+
+    def set(self, collection: str, key: str, data: Mapping[str, Any]) -> None:
+        self._documents.set(collection, key, data)
+        self._log.append(Written(collection, key, data))
+
+    def update(
+        self,
+        collection: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        if_updated_at: datetime | None = None,
+    ) -> None:
+        self._documents.update(collection, key, data, if_updated_at=if_updated_at)
+        self._log.append(Written(collection, key, data))
+
+    def commit(self, writes: Sequence[Write]) -> None:
+        self._documents.commit(writes)
+        for write in writes:
+            self._log.append(Written(write.collection, write.key, write.data))
+
+
+class LoggedChat:
+    """Slack, logging which Web API methods were called, among the writes."""
+
+    def __init__(self, chat: Chat, log: list[Written]) -> None:
+        self._chat = chat
+        self._log = log
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self._chat, name)
+
+        def call(**kwargs: Any) -> Any:
+            answer = method(**kwargs)
+            self._log.append(Written("slack", name))
+            return answer
+
+        return call
+
+
+def names_a_task_then_answers(exchange: Exchange) -> None:
+    """A 1.0 agent that names its task and context, works a while, then answers and completes."""
+    if exchange.rpc_method == "GetTask":
+        artifact = {"artifactId": "a1", "parts": [{"text": "hello from the agent"}]}
+        exchange.json(result(task(state="TASK_STATE_COMPLETED", artifacts=[artifact])))
+        return
+    assert exchange.rpc_method == "SendStreamingMessage", exchange.rpc_method
+    exchange.sse(
+        [
+            result({"task": task(state="TASK_STATE_WORKING")}),
+            result(status_update("TASK_STATE_WORKING")),
+            result(status_update("TASK_STATE_WORKING")),
+            result(artifact_update("hello from the agent")),
+            result(status_update("TASK_STATE_COMPLETED")),
+        ]
+    )
+
+
+def one_turn(
+    firestore_documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    standin: Any,
+) -> tuple[list[Written], dict[str, str]]:
+    """A turn in a new thread, carried to its end: the writes and Slack calls, and the turn."""
+    log: list[Written] = []
+    agent.script = names_a_task_then_answers
+    deps, turns, tasks = make_deps(
+        CountedDocuments(firestore_documents, log),
+        LoggedChat(slack_chat, log),  # type: ignore[arg-type]
+        agent,
+        KOURIER_CHECKPOINT_SECONDS=600,  # no checkpoint for time: only those something forces
+    )
+    shell = Shell(deps, standin, agent, turns, tasks)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread) == ["hello from the agent"]
+    return log, published
+
+
+def test_a_task_is_checkpointed_once_when_the_agent_names_it(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    log, published = one_turn(firestore_documents, slack_chat, agent, standin)
+
+    first_message = next(
+        i for i, w in enumerate(log) if w.collection == "slack" and w.key in SLACK_MESSAGES
+    )
+    checkpoints = [
+        w
+        for w in log[:first_message]
+        if (w.collection, w.key) == (TURNS, published["turn_id"]) and w.data.get("checkpoint")
+    ]
+    assert len(checkpoints) == 1  # the two status updates after it name nothing new
