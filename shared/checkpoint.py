@@ -2,8 +2,8 @@
 
 Theory of operation: the checkpoint is what a function taking a turn over
 continues from (see ``shared.turn``): the machine's state, the assembler's,
-the reply's, the last snapshot's fingerprint and the question being
-answered, and its freshness (``observed_at``, ``caught_up``,
+the reply's, the last snapshot's fingerprint, the question being
+answered, the agent a new session is being bound to, and its freshness (``observed_at``, ``caught_up``,
 ``reconcile_every``: see ``shared.turn``). It outlives deploys (a turn can
 be followed for hours), so it carries a ``version``, and each release reads
 the versions before it: version 0 is the untyped JSON of an earlier
@@ -69,6 +69,9 @@ class Checkpoint:
     """Whether nothing live was shown since that read."""
     reconcile_every: float | None = None
     """The cadence, in seconds, at which a healthy stream is reconciled with GetTask."""
+    binds_to: str | None = None
+    """The agent incarnation the turn's session, which had no context, is bound to once the
+    agent names one (``shared.core.incarnation``): a function taking over binds it too."""
     version: int = VERSION
 
     def to_json(self) -> str:
@@ -89,6 +92,7 @@ class Checkpoint:
             "observed_at": self.observed_at,
             "caught_up": self.caught_up,
             "reconcile_every": self.reconcile_every,
+            "binds_to": self.binds_to,
             "version": self.version,
         }
         return orjson.dumps(document).decode()
@@ -111,6 +115,7 @@ class Checkpoint:
             observed_at=data.get("observed_at") if fresh else None,
             caught_up=bool(data.get("caught_up")) if fresh else False,
             reconcile_every=data.get("reconcile_every") if fresh else None,
+            binds_to=data.get("binds_to"),
         )
 
 

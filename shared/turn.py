@@ -182,6 +182,9 @@ class TurnRun:
         """The reply's Slack messages the last checkpoint knows."""
         self.telling = Telling()
         """What the thread was told of the turn's end (see ``shared.core.telling``)."""
+        self._binds_to: str | None = None
+        """The incarnation a session with no context is bound to with the context it learns
+        (one write for both; checkpointed until then)."""
 
     # Entry points -------------------------------------------------------------
 
@@ -372,21 +375,25 @@ class TurnRun:
         if self.answering is not None:
             self._withdraw(self.answering, current)
             return False
+        if bound is Bound.NEW:
+            # No conversation to lose: bound with the context the agent names (one write).
+            self._binds_to = current
+            return True
         # Bound before the thread is told: a function taking over finds the session
         # bound and does not tell it again (at most once, as a context change).
+        was = self.session.incarnation
         self._change_session(Bind(current))
-        if bound is not Bound.NEW:
-            log.warning(
-                "session_rebound",
-                session=self.session.id,
-                turn=self.turn.id,
-                bound=bound.value,
-                was=self.session.incarnation,
-                now=current,
-            )
-            self.reply.notice(
-                notices.AGENT_CHANGED if bound is Bound.CHANGED else notices.UNBOUND_CONVERSATION
-            )
+        log.warning(
+            "session_rebound",
+            session=self.session.id,
+            turn=self.turn.id,
+            bound=bound.value,
+            was=was,
+            now=current,
+        )
+        self.reply.notice(
+            notices.AGENT_CHANGED if bound is Bound.CHANGED else notices.UNBOUND_CONVERSATION
+        )
         return True
 
     def _withdraw(self, question: OpenQuestion, current: str) -> None:
@@ -514,7 +521,8 @@ class TurnRun:
         # Kept before the thread is told: a function taking over finds the new
         # context and does not tell it again (at most once: a function dying
         # between the two loses the notice rather than show it twice).
-        self._change_session(LearnContext(context_id))
+        self._change_session(LearnContext(context_id, self._binds_to))
+        self._binds_to = None
         if changed:
             self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
 
@@ -800,6 +808,7 @@ class TurnRun:
             observed_at=self.task.observed_at,
             caught_up=self.task.caught_up,
             reconcile_every=self.settings.follow_budget_seconds,
+            binds_to=self._binds_to,
         )
         self._stored = self.checkpoints.save(
             self.turn.id, self.session.generation, checkpoint, self._stored
@@ -834,6 +843,7 @@ class TurnRun:
         self.task = TaskView.restored(
             checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
         )
+        self._binds_to = checkpoint.binds_to
         self.session.task_id = state.task_id
 
     def _new_reply(self) -> ThreadReply:

@@ -8,8 +8,10 @@ agent's own identity as its card states it (``AgentCard.identity``). Every
 send (a new turn, an answer, an approval) checks the binding first:
 
 - ``SAME``: bound to this incarnation; the send goes on.
-- ``NEW``: a session with no context (yet, or any more): a turn binds it
-  now, as there is no conversation to lose.
+- ``NEW``: a session with no context (yet, or any more): a turn binds it,
+  as there is no conversation to lose; the binding is written with the
+  context the agent names (one write; the turn's checkpoint keeps it until
+  then, for a function taking over).
 - ``CHANGED``: bound to another incarnation (another endpoint, dialect or
   Binding, or a card that names another agent); the old context is not the
   new agent's to continue.

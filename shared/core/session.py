@@ -183,9 +183,11 @@ def advance(
 
 @dataclass(frozen=True)
 class LearnContext:
-    """The agent named the context the thread's turns go into."""
+    """The agent named the context the thread's turns go into; a session with no context
+    before is bound with it to the agent ``incarnation`` that named it (None: bound already)."""
 
     context_id: str
+    incarnation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -218,8 +220,9 @@ def carried(current: Session | None, turn_id: str, generation: int, edit: Edit) 
     """
     session = _own(current, turn_id, generation)
     match edit:
-        case LearnContext(context_id=context_id):
+        case LearnContext(context_id=context_id, incarnation=incarnation):
             session.context_id = context_id
+            session.incarnation = incarnation or session.incarnation
         case ForgetContext():
             session.context_id = None
         case CloseQuestion():

@@ -184,10 +184,14 @@ def test_an_advance_is_a_new_generation_with_its_lease_task_and_question() -> No
     ("edit", "changes"),
     [
         (LearnContext("ctx-2"), {"context_id": "ctx-2"}),
+        (
+            LearnContext("ctx-2", "incarnation-b"),
+            {"context_id": "ctx-2", "incarnation": "incarnation-b"},
+        ),
         (ForgetContext(), {"context_id": None}),
         (CloseQuestion(), {"open_question": None}),
     ],
-    ids=["learn-context", "forget-context", "close-question"],
+    ids=["learn-context", "learn-context-and-bind", "forget-context", "close-question"],
 )
 def test_a_carried_change_applies_to_its_own_session_only(
     edit: sessions.Edit, changes: dict[str, object]

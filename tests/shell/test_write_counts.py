@@ -16,9 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from shared import handlers
+from shared.errors import StoreUnavailable
 from shared.firestore import FirestoreDocuments
 from shared.ports import Chat, Write
-from shared.store import TURNS
+from shared.store import SESSIONS, TURNS
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
 from tests.shell.conftest import Shell, make_deps
 
@@ -128,6 +129,20 @@ def one_turn(
     return log, published
 
 
+def test_a_turn_writes_its_session_when_it_changes_hands_and_when_it_learns_its_context(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    log, published = one_turn(firestore_documents, slack_chat, agent, standin)
+
+    session_writes = [
+        w for w in log if (w.collection, w.key) == (SESSIONS, published["session_id"])
+    ]
+    claim, learnt, release = session_writes  # not one write per checkpoint, nor one to bind
+    assert claim.data["active_turn"] == published["turn_id"]
+    assert learnt.data["context_id"] == "c1" and learnt.data["incarnation"]
+    assert release.data["active_turn"] is None
+
+
 def test_a_task_is_checkpointed_once_when_the_agent_names_it(
     firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
 ) -> None:
@@ -142,3 +157,46 @@ def test_a_task_is_checkpointed_once_when_the_agent_names_it(
         if (w.collection, w.key) == (TURNS, published["turn_id"]) and w.data.get("checkpoint")
     ]
     assert len(checkpoints) == 1  # the two status updates after it name nothing new
+
+
+class ContextWriteFails(CountedDocuments):
+    """Firestore, unavailable once for the session write that keeps the agent's context."""
+
+    def __init__(self, documents: FirestoreDocuments, log: list[Written]) -> None:
+        super().__init__(documents, log)
+        self.failed = False
+
+    def update(
+        self,
+        collection: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        if_updated_at: datetime | None = None,
+    ) -> None:
+        if collection == SESSIONS and data.get("context_id") and not self.failed:
+            self.failed = True
+            raise StoreUnavailable("Firestore: ServiceUnavailable (injected)")
+        super().update(collection, key, data, if_updated_at=if_updated_at)
+
+
+def test_a_turn_taken_over_before_its_context_was_kept_binds_its_session_to_the_agent(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # The binding is written with the context; the function that would write both failed
+    # after the agent named its task, so the one taking over must bind the session itself:
+    # a context kept without its agent would read as a conversation of an unknown agent.
+    documents = ContextWriteFails(firestore_documents, [])
+    agent.script = names_a_task_then_answers
+    deps, turns, tasks = make_deps(documents, slack_chat, agent)
+    shell = Shell(deps, standin, agent, turns, tasks)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+
+    assert handlers.turn_send(shell.deps, published) == "retry"
+    assert handlers.turn_send(shell.deps, published) == "ack"
+
+    assert documents.failed
+    assert shell.bot_texts(thread) == ["hello from the agent"]
+    session = shell.deps.store.session(published["session_id"])
+    assert session is not None and session.context_id == "c1" and session.incarnation
