@@ -60,7 +60,7 @@ class SimClock:
         return EPOCH + timedelta(microseconds=self._world.now_us + self._instance.skew_us)
 
     def time(self) -> float:
-        return EPOCH_SECONDS + (self._world.now_us + self._instance.skew_us) / SECOND
+        return self._reading(self._world.now_us)
 
     def monotonic(self) -> float:
         return 1000.0 + self._world.now_us / SECOND
@@ -81,6 +81,23 @@ class SimClock:
     def to_world_us(self, epoch_seconds: float) -> int:
         """A time of this instance's wall clock as virtual microseconds."""
         return us(epoch_seconds - EPOCH_SECONDS) - self._instance.skew_us
+
+    def first_us_reading(self, epoch_seconds: float) -> int:
+        """The first virtual microsecond at which this instance's clock reads ``epoch_seconds``.
+
+        A real timer never fires before its time (``shared.system.ThreadTimer``
+        waits until ``time.time()`` reaches it); rounding to the nearest
+        microsecond alone could fire it a fraction early, where the clock
+        still reads less and the owner sets the same time again, for ever.
+        """
+        at_us = self.to_world_us(epoch_seconds)
+        while self._reading(at_us) < epoch_seconds:
+            at_us += 1
+        return at_us
+
+    def _reading(self, world_us: int) -> float:
+        """What this instance's wall clock reads at virtual time ``world_us``."""
+        return EPOCH_SECONDS + (world_us + self._instance.skew_us) / SECOND
 
 
 class SimIds:
@@ -132,7 +149,7 @@ class SimTimer:
             owner.timers.append(self)
 
     def set(self, at: float | None) -> None:
-        self.due_us = None if at is None else self._clock.to_world_us(at)
+        self.due_us = None if at is None else self._clock.first_us_reading(at)
 
     def close(self) -> None:
         self.due_us = None
