@@ -79,10 +79,11 @@ def run_batch(
 def _worker(
     first: int, step: int, seconds: float, share: int, started: float, last: int | None
 ) -> tuple[list[Summary], float]:
-    from local.sim.cli import quiet_logging
+    from local.sim.cli import collect_less, quiet_logging
     from local.sim.run import run_seed
 
     quiet_logging()
+    collect_less()
     histories: list[Summary] = []
     cpu_started = time.process_time()
     seed = first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -33,6 +34,19 @@ def quiet_logging() -> None:
     structlog.configure(processors=[drop], cache_logger_on_first_use=True)
 
 
+def collect_less() -> None:
+    """Garbage collection tuned for histories run one after another (call after the imports).
+
+    The modules loaded so far are frozen out of every collection, and the youngest
+    generation is collected after 20,000 allocations rather than 700: a history
+    allocates millions of short-lived objects, and collecting them in small steps took
+    about a seventh of its CPU (same traces: collection order is not part of them).
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 1_000)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``--seeds`` histories from ``--seed``; 1 if any broke a rule."""
     parser = argparse.ArgumentParser(prog="kourier sim", description="the deterministic simulator")
@@ -51,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     from local.sim.run import run_seed, shrink
 
     quiet_logging()
+    collect_less()
     cpu = 0.0
     turns = failed = 0
     for seed in range(args.seed, args.seed + args.seeds):
