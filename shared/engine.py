@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
+from slack_sdk.errors import SlackApiError
 
 from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
@@ -194,19 +195,31 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
 
     Past ``max_takeovers`` the turn ends, and the thread is told, instead of
     failing again for ever; its questions close, as for any end of a turn.
+    The thread is told at most once: the attempt past the limit is recorded
+    before the notice is posted, and a function taking over after that ends
+    the turn without posting it again (a function dying between the two
+    loses the notice, as ``TurnRun._tell`` does for the end's notice).
     """
     attempts = turn.takeovers + 1
-    if attempts <= deps.settings.max_takeovers:
+    limit = deps.settings.max_takeovers
+    if attempts <= limit:
         deps.store.set_turn(turn.id, takeovers=attempts)
         turn.takeovers = attempts
         return turn
     log.error("turn_kept_failing", turn=turn.id, attempts=turn.takeovers)
     QuestionStore(deps.documents, deps.clock).close_all(turn.id)
-    deps.chat.chat_postMessage(
-        channel=turn.channel,
-        thread_ts=turn.thread_ts,
-        **notice_message(notices.turn_failed(notices.KEPT_FAILING)),
-    )
+    if turn.takeovers <= limit:  # not told yet
+        deps.store.set_turn(turn.id, takeovers=attempts)
+        try:
+            deps.chat.chat_postMessage(
+                channel=turn.channel,
+                thread_ts=turn.thread_ts,
+                **notice_message(notices.turn_failed(notices.KEPT_FAILING)),
+            )
+        except SlackApiError:
+            # Slack answered that it did not post it: the function taking over tells it.
+            deps.store.set_turn(turn.id, takeovers=turn.takeovers)
+            raise
     deps.store.set_turn(
         turn.id,
         status="done",

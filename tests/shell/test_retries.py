@@ -25,7 +25,7 @@ from shared.errors import StoreUnavailable, is_transient
 from shared.firestore import FirestoreDocuments
 from shared.handoff import HandoffUnavailable, read_timer, timer_name
 from shared.ports import Chat
-from shared.store import TURNS
+from shared.store import SESSIONS, TURNS
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
 from tests.shell.conftest import CHANNEL, Shell, make_deps
 
@@ -201,3 +201,45 @@ def test_the_error_mapping_retries_what_may_pass_and_acknowledges_the_rest(
     error: BaseException, transient: bool
 ) -> None:
     assert is_transient(error) is transient
+
+
+class EndingWriteFails(RunningWriteFails):
+    """Firestore, unavailable for the running write for good, and once for the turn's end."""
+
+    def __init__(self, documents: FirestoreDocuments) -> None:
+        super().__init__(documents, times=100)
+        self.ending_left = 1
+
+    def update(
+        self,
+        collection: str,
+        key: str,
+        data: Mapping[str, Any],
+        *,
+        if_updated_at: datetime | None = None,
+    ) -> None:
+        if collection == TURNS and data.get("outcome") == "kept_failing" and self.ending_left:
+            self.ending_left -= 1
+            raise StoreUnavailable("Firestore: ServiceUnavailable (injected)")
+        super().update(collection, key, data, if_updated_at=if_updated_at)
+
+
+def test_a_turn_that_kept_failing_tells_the_thread_once_even_if_its_end_is_not_recorded(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    documents = EndingWriteFails(firestore_documents)
+    shell = shell_with(documents, slack_chat, agent, standin, KOURIER_MAX_TAKEOVERS=2)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+
+    answers = [handlers.turn_send(shell.deps, published) for _ in range(4)]
+    assert answers == ["retry", "retry", "retry", "retry"]
+    assert shell.bot_texts(thread) == [notices.turn_failed(notices.KEPT_FAILING)]
+    # Its lease runs out (the function died, or failed to record the end), and the
+    # sweep hands the turn to another function, which ends it without telling again.
+    documents.update(SESSIONS, published["session_id"], {"lease_until": shell.deps.clock.now()})
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread) == [notices.turn_failed(notices.KEPT_FAILING)]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "kept_failing"

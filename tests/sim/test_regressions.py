@@ -11,6 +11,8 @@ dcbf45a; seed 1 passes there, rerouted) and pass since fix3's
 fix (a mid-turn notice is recorded before it is posted); the question
 left answering by a turn that kept failing (seed 512) failed there too, and
 so did seed 433 (an answer taken for a pause its carrier died before recording).
+The kept-failing notice told twice (seed 2512: told, then the turn's end not
+recorded, and the next take-over told it again) failed on main at 4ba9092.
 """
 
 from __future__ import annotations
@@ -91,6 +93,12 @@ FINDINGS = [
         "S1 lost",
         "C0SIM2-1700001189.124474",
         id="S1-answer-never-sent-when-the-pause-was-not-recorded",
+    ),
+    pytest.param(
+        2512,
+        "S6 notice twice",
+        "C0SIM3-1700000139.513083",
+        id="kept-failing-notice-told-again-after-a-takeover",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
