@@ -27,7 +27,7 @@ import structlog
 from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable, Superseded
-from shared.ports import Clock, Create, Documents
+from shared.ports import Clock, Create, Documents, Update, Write
 
 log = structlog.get_logger()
 
@@ -142,8 +142,16 @@ class Store:
         self._documents.set(EVENTS, event_id, {"expire_at": self.now() + EVENTS_KEPT})
         self._wrote(EVENTS, event_id)
 
-    def record_event_turn(self, event_id: str, turn: Turn) -> bool:
+    def record_event_turn(self, event_id: str, turn: Turn, in_session: bool = False) -> bool:
         """Store the turn a Slack event brings, and the event as handled, in one commit.
+
+        With ``in_session`` (the thread's session exists), the same commit
+        moves the session's update time: a claim of the session's next turn
+        (``turn_send``) that read the waiting turns before this one was
+        stored then fails its precondition and decides again, so a turn is
+        either stored before a claim decides or after it has committed, and
+        no later message of the thread is claimed past an earlier one
+        already stored.
 
         Returns:
             Whether the turn is to be handed off: a new turn, or a Slack
@@ -155,13 +163,14 @@ class Store:
         """
         at = self.now()
         turn.created_at = at
+        writes: list[Write] = [
+            Create(EVENTS, event_id, {"expire_at": at + EVENTS_KEPT}),
+            Create(TURNS, turn.id, _fields(turn)),
+        ]
+        if in_session:
+            writes.append(Update(SESSIONS, turn.session_id, {"updated_at": at}))
         try:
-            self._documents.commit(
-                [
-                    Create(EVENTS, event_id, {"expire_at": at + EVENTS_KEPT}),
-                    Create(TURNS, turn.id, _fields(turn)),
-                ]
-            )
+            self._documents.commit(writes)
         except (DocumentExists, PreconditionFailed) as found:
             # PreconditionFailed: a commit that may have applied was retried and found its
             # documents; if it did not apply, Slack's retry stores the turn.
@@ -169,8 +178,8 @@ class Store:
             if stored is None and isinstance(found, PreconditionFailed):
                 raise StoreUnavailable(f"turn {turn.id}: {found}") from found
             return stored is not None and stored.status == "received" and self.event_seen(event_id)
-        self._wrote(EVENTS, event_id)
-        self._wrote(TURNS, turn.id)
+        for write in writes:
+            self._wrote(write.collection, write.key)
         return True
 
     # Turns ---------------------------------------------------------------------

@@ -250,12 +250,25 @@ class Oracle:
     # S2 ------------------------------------------------------------------------------------
 
     def order(self, turns: dict[str, list[tuple[int, str, dict[str, Any]]]]) -> None:
+        """Turns reach the agent one at a time, in Slack order.
+
+        Kourier decides which turn goes next when it claims the thread's
+        session for it, so the order is judged there: a later message must
+        not be claimed (and sent) past an earlier one of its thread that was
+        already stored. One stored after that claim waits for the next.
+        Stored and claimed are compared by their place in the write log.
+        """
         done_at: dict[str, int] = {}
         session_of: dict[str, str] = {}
         recorded_at: dict[str, int] = {}
+        claimed_at: dict[str, int] = {}
+        for index, (_at, _inv, _op, collection, key, data) in enumerate(self.sim.documents.writes):
+            if collection == "kourier_turns":
+                recorded_at.setdefault(key, index)
+            elif collection == "kourier_sessions" and data.get("active_turn"):
+                claimed_at.setdefault(str(data["active_turn"]), index)
         for turn_id, writes in turns.items():
             session_of[turn_id] = writes[0][2]["session_id"]
-            recorded_at[turn_id] = writes[0][0]
             for at, _inv, data in writes:
                 if data.get("status") == "done":
                     done_at[turn_id] = at
@@ -276,12 +289,12 @@ class Oracle:
                 for earlier in ordered[index + 1 :]:
                     # An earlier message Kourier had stored before it sent a later one.
                     if float(earlier.rsplit("-", 1)[1]) < float(later.rsplit("-", 1)[1]) and (
-                        recorded_at[earlier] < first_send[later]
+                        recorded_at[earlier] < claimed_at.get(later, len(self.sim.documents.writes))
                     ):
                         self.fail(
                             "S2 order",
-                            f"session {session_id}: {later} was sent before {earlier}, "
-                            "which came first in Slack and was already stored",
+                            f"session {session_id}: {later} was claimed and sent before "
+                            f"{earlier}, which came first in Slack and was already stored",
                         )
             for before, after in pairwise(ordered):
                 end = done_at.get(before)

@@ -127,29 +127,40 @@ class Shell:
     turns: RecordedTurns
     tasks: RecordedTasks
 
-    def mention(self, text: str) -> str:
+    def mention(self, text: str, thread_ts: str | None = None) -> str:
         """Alice mentions the bot in the channel; Slack's callback reaches the ingress.
 
         Returns:
-            The message's ts (the thread's).
+            The message's ts (the thread's, without ``thread_ts``).
         """
-        ts = self.standin.say(CHANNEL, text).ts
+        ts = self.write(text, thread_ts)
+        self.deliver(text, ts, thread_ts)
+        return ts
+
+    def write(self, text: str, thread_ts: str | None = None) -> str:
+        """Alice writes a mention of the bot in Slack (no callback yet); its ts."""
+        return self.standin.say(CHANNEL, text, thread_ts=thread_ts).ts
+
+    def deliver(self, text: str, ts: str, thread_ts: str | None = None) -> None:
+        """Slack's callback for a mention Alice wrote reaches the ingress."""
+        event = {
+            "type": "app_mention",
+            "user": "U0ALICE",
+            "channel": CHANNEL,
+            "ts": ts,
+            "text": f"<@{self.deps.bot_user_id}> {text}",
+        }
+        if thread_ts is not None:
+            event["thread_ts"] = thread_ts
         envelope = {
             "type": "event_callback",
             "event_id": f"Ev{ts.replace('.', '')}",
             "team_id": "T0KOURIER",
-            "event": {
-                "type": "app_mention",
-                "user": "U0ALICE",
-                "channel": CHANNEL,
-                "ts": ts,
-                "text": f"<@{self.deps.bot_user_id}> {text}",
-            },
+            "event": event,
         }
         body = json.dumps(envelope).encode()
         reply = ingress.handle_event(self.deps, body, signed_headers(body))
         assert reply.status == 200
-        return ts
 
     def bot_texts(self, thread_ts: str) -> list[str]:
         """What the bot wrote in the thread, as a person reads it, oldest first."""
