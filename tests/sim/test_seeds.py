@@ -37,12 +37,14 @@ KNOWN = {
     "S3 step running": ("", "F3, with the step still running in the old message"),
     "S3 first result": ("", "F3, the step's card shows a later result"),
     "S6 notice twice": (
-        "",
+        "Stopped by <@",
         (
             "a stop's notice posted, then its function killed before the turn is done: "
-            "the stop's retry tells it again (seeds 53, 82); the kept-failing notice the "
-            "same way (seed 1882 on c4df3f9). Busy and context-changed notices are told at "
-            "most once since fix3 (seeds 337, 566)"
+            "the stop's retry tells it again (21 in seeds 1..2630 on 4ba9092, e.g. 82). "
+            "Recording it before the post (as the end's notice) traded these for as many "
+            "'S7 untold' (20 in 1..2583, breaks4): exactly once needs reading the thread "
+            "back. The kept-failing notice is told at most once since breaks4 (seed 2512), "
+            "busy and context-changed notices since fix3 (seeds 337, 566)"
         ),
     ),
     "S6 no output untold": (
@@ -71,15 +73,6 @@ KNOWN = {
         (
             "seeds 140, 468 (shell2, 22:35): not reproduced by fix3 on fa2d1fb (those seeds) "
             "nor on c4df3f9 (seeds 1..2283); no path found in the code; kept until a full sweep"
-        ),
-    ),
-    "S2 order": (
-        "which came first in Slack and was already stored",
-        (
-            "seeds 1444, 1467 on c4df3f9 (fix3): the earlier message's ingress stores its "
-            "turn after turn_send claimed the later one (two deliveries at once); the send "
-            "follows the claim by a few calls. Exact order needs the turn's commit guarded by "
-            "the session's update time and the oracle judging at the claim (not done)"
         ),
     ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
