@@ -54,27 +54,6 @@ KNOWN = {
             "between its 'told' checkpoint and the post loses it"
         ),
     ),
-    "S1 lost": (
-        "",
-        (
-            "seeds 165 (shell2) and 433 (fix3) fixed, 237 and 340 were the oracle's "
-            "(an answer sent, then asked again); kept for paths not yet seen"
-        ),
-    ),
-    "L hygiene": (
-        "question ",
-        (
-            "seeds 60, 153 fixed by shell2's S1, the kept_failing ones (512, 378, ...) by "
-            "fix3; none in seeds 1..1325 since; kept until a full sweep shows none"
-        ),
-    ),
-    "S5 approver": (
-        "was approved in answer-",
-        (
-            "seeds 140, 468 (shell2, 22:35): not reproduced by fix3 on fa2d1fb (those seeds) "
-            "nor on c4df3f9 (seeds 1..2283); no path found in the code; kept until a full sweep"
-        ),
-    ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
 }
 """Rules today's code is known to break: code -> (what the detail must contain, why)."""
