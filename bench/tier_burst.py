@@ -7,7 +7,7 @@ Usage (from the repository root)::
 It starts the whole local stack with the replay agent of ``bench.turns_burst``
 (a short answer streamed over about ``--agent-seconds``), sets the Slack
 stand-in to enforce Slack's published per-method limits for one workspace
-(``TIERS``; chat.postMessage at 60 a minute, Slack's
+(``shared.slack.tiers.TIERS``; chat.postMessage at 60 a minute, Slack's
 "about one a second per channel, bursts allowed", as every thread is in one
 channel), posts that many mentions at once, each starting its own thread,
 and waits until every thread shows its whole answer and no stream is open.
@@ -35,17 +35,8 @@ from local.replay_agent import REPLAY_CHANNELS, running_replay_stack
 from local.slack_standin.client import SlackStandin
 from local.slack_standin.models import Message
 from local.stack import StackPorts
+from shared.slack.tiers import TIERS, WINDOW_SECONDS
 
-TIERS = {
-    "chat.startStream": 20,
-    "chat.stopStream": 20,
-    "chat.appendStream": 100,
-    "chat.update": 50,
-    "chat.delete": 50,
-    "agents.sessions.setStatus": 50,
-}
-"""Calls a minute per workspace: Slack's published tiers (2: 20, 3: 50, 4: 100)."""
-WINDOW_SECONDS = 60.0
 ENFORCED = {**TIERS, "chat.postMessage": 60}
 """Calls a minute the stand-in takes of each method (the rest get HTTP 429)."""
 WAIT = 1800.0

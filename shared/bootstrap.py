@@ -31,6 +31,7 @@ from shared.ports import Chat, Clock, Documents, Ids, Runtime, TaskQueue, TurnQu
 from shared.settings import Settings
 from shared.slack.session_status import AgentSessions
 from shared.slack.web import web_client
+from shared.slack.workspace_budget import WorkspaceBudget
 from shared.store import Store
 from shared.system import SystemClock, SystemIds, ThreadRuntime
 
@@ -59,6 +60,11 @@ class Deps:
     def store(self) -> Store:
         """Sessions, turns, event IDs and people, on ``documents``."""
         return Store(self.documents, self.clock, self.settings.log_firestore_writes)
+
+    @cached_property
+    def slack_budget(self) -> WorkspaceBudget:
+        """Each workspace's Slack budget (stream starts, stops, appends), shared by all instances."""
+        return WorkspaceBudget(self.documents, self.clock, self.settings.log_firestore_writes)
 
     @cached_property
     def agent_sessions(self) -> AgentSessions:

@@ -138,6 +138,7 @@ def _carry(
         clock=deps.clock,
         runtime=deps.runtime,
         status=status,
+        budget=deps.slack_budget,
     )
     checkpoint = CheckpointStore(deps.documents, deps.clock).load(
         turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)

@@ -858,6 +858,7 @@ class TurnRun:
             runtime=self.deps.runtime,
             keep_shown_steps=self._keep_shown_steps,
             status=self.thread_status,
+            budget=self.deps.slack_budget,
         )
 
     def _keep_shown_steps(self, shown: dict[str, str]) -> None:

@@ -6,9 +6,11 @@ call's ID). ``StreamPacer`` holds that queue and decides, with the time
 passed in, everything about sending it; ``shared.slack.reply.ThreadReply``
 makes the Slack calls it names and reports what Slack took.
 
-- *Batching.* The queue goes out at most once per ``stream_interval``
+- *Batching.* The queue goes out at most once per ``interval``
   (``send_at``), so a token-by-token agent costs a bounded number of calls;
-  the first chunk after a quiet spell goes at once. One call takes the
+  the first chunk after a quiet spell goes at once. The interval is
+  ``stream_interval``, or longer while other streams of the workspace share
+  Slack's limit on appends (``shared.slack.tiers.append_interval``). One call takes the
   queue's first chunks that fit the message (``next_call``), its last text
   maybe in part, cut at the end of a line where it can be. A chunk leaves
   the queue only once Slack took it (``sent``), so a call that fails and is
@@ -163,6 +165,8 @@ class StreamPacer:
         """How much text a message may hold (less once Slack refused one as too long)."""
         self.last_sent = 0.0
         """When Slack last took a batch (not kept in checkpoints: a new function sends at once)."""
+        self.interval = limits.stream_interval
+        """Seconds between batches: longer while more streams share the workspace's appends."""
         self.shown_final: dict[str, str] = {}
         """Steps Slack shows, or may show, in their final state: call ID to the message's ts."""
 
@@ -200,7 +204,7 @@ class StreamPacer:
 
     def send_at(self) -> float | None:
         """When the queue may next be sent; None when it is empty."""
-        return self.last_sent + self.limits.stream_interval if self.queue else None
+        return self.last_sent + self.interval if self.queue else None
 
     def roll_over_at(self, stream: OpenStream) -> float:
         """When ``stream`` must stop, even idle (before Slack cuts it with a step running)."""

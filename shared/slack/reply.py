@@ -34,6 +34,14 @@ line (assistant.threads.setStatus) shows it instead until a message is
 posted, set again before Slack clears it after two minutes; never once a
 message is posted, as a status after a stream starts adds a message.
 
+Every stream of a workspace shares Slack's limits (``shared.slack.tiers``):
+a stream starts and stops only when the workspace's budget
+(``WorkspaceBudget``) lets it, and appends less often while more streams are
+open. While the budget of starts is spent, the reply keeps its text queued
+and the thread shows the agent working; the timer tries again when a start
+frees, and an answer complete before then is posted whole (a posted message
+costs no stream). A stop waits for its slot.
+
 A person may stop the turn with Slack's stop button: Slack stops the
 thread's streams (an append then answers ``stopped_by_user``, and the reply
 goes on in a new message, as after any stream Slack cut), and if the stop is
@@ -87,6 +95,8 @@ from shared.slack.pacing import (
 )
 from shared.slack.prompts import notice_message
 from shared.slack.session_status import ThreadStatus
+from shared.slack.tiers import append_interval
+from shared.slack.workspace_budget import WorkspaceBudget
 
 log = structlog.get_logger()
 
@@ -99,6 +109,8 @@ EMPTIED = "…"
 MAX_CARDS_PER_MESSAGE = 24
 """Slack allows 50 blocks in a message: the cards and the markdown blocks between them."""
 SUMMARY_CHARS = 200
+SHARE_REFRESH = 10.0
+"""Seconds between reads of how many streams share the workspace's appends."""
 DEFAULT_LIMITS = ReplyLimits()
 
 
@@ -147,6 +159,7 @@ class ThreadReply:
         status: ThreadStatus,
         limits: ReplyLimits = DEFAULT_LIMITS,
         keep_shown_steps: Callable[[dict[str, str]], None] | None = None,
+        budget: WorkspaceBudget | None = None,
     ) -> None:
         """Start an empty reply.
 
@@ -166,6 +179,9 @@ class ThreadReply:
             keep_shown_steps: Keeps, durably, which steps the reply shows
                 final and where (``StreamPacer.shown_final``); called before
                 each Slack call that shows a step final for the first time.
+            budget: The workspace's Slack budget, shared with every other
+                reply (``shared.slack.tiers``): when a stream may start and
+                stop, and how often it may append. None: no budget but Slack's.
         """
         self._client = client
         self._clock = clock
@@ -182,6 +198,12 @@ class ThreadReply:
         }
         self._limits = limits
         self._keep_shown_steps = keep_shown_steps
+        self._budget = budget
+        self._team = recipient_team
+        self._start_at = 0.0
+        """No stream starts before this: the workspace's budget of starts was spent."""
+        self._shared_at = 0.0
+        """When the reply last learnt how many streams share the workspace's appends."""
         self._lock = runtime.lock()
         self._timer = runtime.timer(self._lock, self._on_timer)
         self._failure: Exception | None = None
@@ -308,9 +330,12 @@ class ThreadReply:
             if not self._fallback and not self._halted:
                 self._pacer.add_text(self._markdown.flush())
                 self._send_queue()
-                if self._stream() is None and self._pacer.carries_steps():
-                    # the steps a roll-over continued, to close them
-                    self._start_stream(Start(self._pacer.carry, [], 0))
+                if self._stream() is None and (self._pacer.queue or self._pacer.carries_steps()):
+                    if self._pacer.queue or not self._may_start():
+                        # No stream may start yet: the answer is posted whole instead.
+                        self._fall_back()
+                    else:  # the steps a roll-over continued, to close them
+                        self._start_stream(Start(self._pacer.carry, [], 0))
                 stream = self._stream()
                 if stream is not None:
                     stop = self._pacer.stop(stream.ts, output=output, status=status)
@@ -426,7 +451,10 @@ class ThreadReply:
             if now - self._status_at >= self._limits.status_refresh:
                 self._set_status()
             due.append(self._status_at + self._limits.status_refresh)
+        stream = self._stream()
         send_at = None if self._fallback else self._pacer.send_at()
+        if send_at is not None and stream is None:
+            send_at = max(send_at, self._start_at)
         if send_at is not None:
             if now >= send_at:
                 self._send_queue()
@@ -434,6 +462,7 @@ class ThreadReply:
                 due.append(send_at)
         stream = self._stream()
         if stream is not None and not self._fallback:
+            self._share_appends(now)
             # An idle stream too: stopped before Slack cuts it with a step still running.
             roll_over_at = self._pacer.roll_over_at(stream)
             if now >= roll_over_at:
@@ -498,10 +527,50 @@ class ThreadReply:
                 assert stream is not None
                 self._roll_over(stream)
             elif isinstance(call, Start):
+                if not self._may_start():
+                    return  # queued: the timer tries again when the budget allows
                 self._start_stream(call)
             else:
                 assert stream is not None
                 self._append_stream(stream, call)
+
+    def _stream_key(self, index: int) -> str:
+        """The key of the reply's message ``index`` in the workspace's budget."""
+        return f"{self._channel}-{self._thread_ts}-{index}"
+
+    def _may_start(self) -> bool:
+        """Whether the workspace's budget lets a stream start now (it then counts as open)."""
+        if self._budget is None:
+            return True
+        if self._clock.time() < self._start_at:
+            return False
+        admission = self._budget.start(self._team, self._stream_key(len(self._messages)))
+        if admission.retry_at is not None:
+            self._start_at = admission.retry_at
+            log.info("slack_stream_queued", channel=self._channel, until=admission.retry_at)
+            return False
+        self._shared(admission.open_streams)
+        return True
+
+    def _wait_to_stop(self, stream: _Message) -> None:
+        """Wait until the workspace's budget lets ``stream`` stop."""
+        if self._budget is None:
+            return
+        index = next(i for i, message in enumerate(self._messages) if message is stream)
+        while True:
+            admission = self._budget.stop(self._team, self._stream_key(index))
+            if admission.retry_at is None:
+                return
+            self._clock.sleep(max(0.0, admission.retry_at - self._clock.time()))
+
+    def _share_appends(self, now: float) -> None:
+        """Now and then, learn how many streams share the workspace's appends."""
+        if self._budget is not None and now - self._shared_at >= SHARE_REFRESH:
+            self._shared(self._budget.open_streams(self._team))
+
+    def _shared(self, open_streams: int) -> None:
+        self._shared_at = self._clock.time()
+        self._pacer.interval = append_interval(open_streams, self._limits.stream_interval)
 
     def _start_stream(self, call: Start) -> None:
         before = self._showing(call.chunks, NEW_MESSAGE)
@@ -603,6 +672,7 @@ class ThreadReply:
 
     def _call_stop(self, stream: _Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
         """chat.stopStream; False when Slack had already cut or stopped the stream."""
+        self._wait_to_stop(stream)
         try:
             self._client.chat_stopStream(
                 channel=self._channel,

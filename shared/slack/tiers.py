@@ -1,0 +1,102 @@
+"""Slack's rate limits, shared by every stream of a workspace: decided without I/O.
+
+Theory of operation. Slack limits its Web API per method, per app, per
+workspace (tiers: Tier 2 about 20 calls a minute, Tier 3 about 50, Tier 4
+about 100), so every answer streaming in a workspace draws on the same
+budget, whichever function instance sends it. ``Budget`` is that budget as
+plain JSON, kept in one place all instances share
+(``shared.slack.workspace_budget``): the calls of each limited method in the
+last minute, and the streams open now.
+
+- *Stream starts and stops* (``chat.startStream``, ``chat.stopStream``,
+  Tier 2) are the tightest. Each takes one slot of its method's sliding
+  window (``take``); when the window is full, ``take`` says when the next
+  slot frees. A reply that may not start its stream yet keeps its text
+  queued (nothing is lost, the thread shows the agent working) and tries
+  again then; an answer complete by then is posted whole, which costs no
+  stream at all. A stop waits for its slot.
+- *Appends* (``chat.appendStream``, Tier 4) are shared out: a stream appends
+  at most once per ``append_interval`` seconds, the window's length times
+  the streams open in the workspace, over the method's limit. Each append
+  thus batches more text when more streams are open, and the workspace
+  stays within the tier without a shared write per append.
+
+Windows are ``WINDOW_SECONDS`` long plus ``MARGIN``: the time is read before
+the call reaches Slack, and a call that arrives late must still fall
+outside Slack's window. A stream not stopped (its function died) counts as
+open until Slack would have cut it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TIERS: Mapping[str, int] = {
+    "chat.startStream": 20,
+    "chat.stopStream": 20,
+    "chat.appendStream": 100,
+    "chat.update": 50,
+    "chat.delete": 50,
+    "agents.sessions.setStatus": 50,
+}
+"""Calls a minute per workspace: the published tiers (2: 20, 3: 50, 4: 100) of the limited
+methods a reply calls most."""
+WINDOWED = ("chat.startStream", "chat.stopStream")
+"""The methods whose every call takes a slot in the shared budget."""
+WINDOW_SECONDS = 60.0
+MARGIN = 2.0
+"""Seconds added to each window: the time is read before the call reaches Slack."""
+STREAM_LIFETIME = 300.0
+"""Slack cuts a stream after about five minutes: one not stopped by then no longer counts."""
+
+
+@dataclass
+class Budget:
+    """One workspace's budget: recent calls of each windowed method, and the open streams."""
+
+    calls: dict[str, list[float]] = field(default_factory=dict)
+    """Method to the times of its calls in the last window, oldest first."""
+    streams: dict[str, float] = field(default_factory=dict)
+    """Open streams: the key of each (channel and ts) to when it started."""
+
+    def take(self, method: str, now: float) -> float | None:
+        """One call of ``method`` now: None if it fits (and it counts), else when it will."""
+        window = WINDOW_SECONDS + MARGIN
+        recent = [at for at in self.calls.get(method, []) if now - at < window]
+        self.calls[method] = recent
+        if len(recent) >= TIERS[method]:
+            return recent[len(recent) - TIERS[method]] + window
+        recent.append(now)
+        return None
+
+    def opened(self, stream: str, now: float) -> None:
+        """A stream started."""
+        self.streams[stream] = now
+
+    def closed(self, stream: str) -> None:
+        """A stream stopped."""
+        self.streams.pop(stream, None)
+
+    def open_streams(self, now: float) -> int:
+        """How many streams are open (at least one: the caller's)."""
+        self.streams = {key: at for key, at in self.streams.items() if now - at < STREAM_LIFETIME}
+        return max(1, len(self.streams))
+
+    def to_state(self) -> dict[str, Any]:
+        """Plain JSON."""
+        return {"calls": {m: list(t) for m, t in self.calls.items()}, "streams": dict(self.streams)}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any] | None) -> Budget:
+        """Back from ``to_state`` (an empty budget from None)."""
+        if not state:
+            return cls()
+        calls = {method: list(times) for method, times in (state.get("calls") or {}).items()}
+        return cls(calls, dict(state.get("streams") or {}))
+
+
+def append_interval(open_streams: int, floor: float) -> float:
+    """Seconds between one stream's appends, with ``open_streams`` sharing the tier (at least ``floor``)."""
+    return max(floor, (WINDOW_SECONDS + MARGIN) * open_streams / TIERS["chat.appendStream"])

@@ -1,0 +1,58 @@
+"""A workspace's Slack budget, decided without I/O (shared.slack.tiers)."""
+
+from __future__ import annotations
+
+from shared.slack.tiers import (
+    MARGIN,
+    STREAM_LIFETIME,
+    TIERS,
+    WINDOW_SECONDS,
+    Budget,
+    append_interval,
+)
+
+START = "chat.startStream"
+
+
+def test_twenty_starts_a_minute_go_and_the_next_waits_for_the_oldest_to_leave_the_window() -> None:
+    budget = Budget()
+    assert all(budget.take(START, 1000.0 + n) is None for n in range(TIERS[START]))
+    assert budget.take(START, 1030.0) == 1000.0 + WINDOW_SECONDS + MARGIN
+    # a refused call does not count
+    assert budget.take(START, 1000.0 + WINDOW_SECONDS + MARGIN) is None
+    assert budget.take(START, 1000.0 + WINDOW_SECONDS + MARGIN) == 1001.0 + WINDOW_SECONDS + MARGIN
+
+
+def test_each_method_has_its_own_window() -> None:
+    budget = Budget()
+    for n in range(TIERS[START]):
+        budget.take(START, 100.0 + n)
+    assert budget.take("chat.stopStream", 130.0) is None
+
+
+def test_open_streams_count_until_stopped_or_cut_by_slack() -> None:
+    budget = Budget()
+    assert budget.open_streams(0.0) == 1  # the caller's own
+    budget.opened("C1-1.0-0", 10.0)
+    budget.opened("C1-2.0-0", 20.0)
+    budget.opened("C1-3.0-0", 30.0)
+    budget.closed("C1-2.0-0")
+    assert budget.open_streams(40.0) == 2
+    assert budget.open_streams(10.0 + STREAM_LIFETIME) == 1  # never stopped: Slack cut it
+
+
+def test_the_budget_is_plain_json() -> None:
+    budget = Budget()
+    budget.take(START, 5.0)
+    budget.opened("C1-1.0-0", 5.0)
+    again = Budget.from_state(budget.to_state())
+    assert again == budget
+    assert Budget.from_state(None) == Budget()
+
+
+def test_appends_are_shared_out_so_the_workspace_stays_within_its_tier() -> None:
+    assert append_interval(1, 1.0) == 1.0
+    for streams in (1, 2, 20, 80):
+        interval = append_interval(streams, 0.6)
+        per_window = streams * (WINDOW_SECONDS / interval)
+        assert per_window <= TIERS["chat.appendStream"]
