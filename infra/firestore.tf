@@ -5,7 +5,10 @@
 # (users.info cache), kourier_audit (approval decisions),
 # kourier_questions, kourier_alert_threads (one per trigger and alert group),
 # kourier_triggers (each trigger's flood count) and kourier_checkpoints (the
-# parts of a turn's checkpoint too large for its document). Event and user
+# parts of a turn's checkpoint too large for its document) and
+# kourier_slack_budgets (one small document per Slack workspace: the stream
+# starts and stops of the last minute and the streams open, which every
+# instance shares to stay within Slack's rate tiers). Event and user
 # records, turns once they are done, checkpoint parts, and questions and
 # alert threads a month after their last change expire through TTL policies
 # on expire_at; TTL fields are left unindexed, as
