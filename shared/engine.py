@@ -128,7 +128,14 @@ def _carry(
         carry_on = TurnRun.stop if turn.stop else go
         return _carried(deps, run, lambda: carry_on(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
-    status = ThreadStatus(deps.chat, turn.channel, turn.thread_ts, deps.agent_sessions)
+    status = ThreadStatus(
+        deps.chat,
+        turn.channel,
+        turn.thread_ts,
+        deps.agent_sessions,
+        budget=deps.slack_budget,
+        team=turn.team,
+    )
     reply = ThreadReply(
         deps.chat,
         turn.channel,
@@ -229,7 +236,14 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         checkpoint_parts=None,
         expire_at=deps.clock.now() + DONE_TURNS_KEPT,
     )
-    status = ThreadStatus(deps.chat, turn.channel, turn.thread_ts, deps.agent_sessions)
+    status = ThreadStatus(
+        deps.chat,
+        turn.channel,
+        turn.thread_ts,
+        deps.agent_sessions,
+        budget=deps.slack_budget,
+        team=turn.team,
+    )
     status.show(agent_session.ended("kept_failing"))
     turn.status = "done"
     return turn

@@ -143,7 +143,12 @@ class TurnRun:
         """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
         self.chat = FencedChat(deps.chat, self.fence)
         self.thread_status = ThreadStatus(
-            self.chat, turn.channel, turn.thread_ts, deps.agent_sessions
+            self.chat,
+            turn.channel,
+            turn.thread_ts,
+            deps.agent_sessions,
+            budget=deps.slack_budget,
+            team=turn.team,
         )
         """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
         binding = deps.config.binding(turn.binding)

@@ -561,7 +561,7 @@ class ThreadReply:
             admission = self._budget.stop(self._team, self._stream_key(index))
             if admission.retry_at is None:
                 return
-            self._clock.sleep(max(0.0, admission.retry_at - self._clock.time()))
+            self._budget.wait_until(admission.retry_at)
 
     def _share_appends(self, now: float) -> None:
         """Now and then, learn how many streams share the workspace's appends."""

@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError
 
 from shared.core.agent_session import LEGACY_WORKING, SessionStatus, StatusUpdate
 from shared.ports import Chat
+from shared.slack.workspace_budget import WorkspaceBudget
 
 log = structlog.get_logger()
 
@@ -47,7 +48,19 @@ class AgentSessions:
 class ThreadStatus:
     """One thread's status in Slack, for the turn it carries."""
 
-    def __init__(self, chat: Chat, channel: str, thread_ts: str, sessions: AgentSessions) -> None:
+    def __init__(
+        self,
+        chat: Chat,
+        channel: str,
+        thread_ts: str,
+        sessions: AgentSessions,
+        *,
+        budget: WorkspaceBudget | None = None,
+        team: str | None = None,
+    ) -> None:
+        """The status of one thread of workspace ``team``, within its Slack ``budget`` if any."""
+        self._budget = budget
+        self._team = team
         self._chat = chat
         self._channel = channel
         self._thread_ts = thread_ts
@@ -57,7 +70,7 @@ class ThreadStatus:
 
     def show(self, update: StatusUpdate) -> None:
         """Give the thread's agent session this status (nothing where sessions are refused)."""
-        if self._legacy:
+        if self._legacy or not self._within_budget(update):
             return
         try:
             self._chat.agents_sessions_setStatus(
@@ -76,6 +89,20 @@ class ThreadStatus:
                 log.info("slack_session_status_not_shown", status=update.status, error=code)
             return
         self._legacy = False
+
+    def _within_budget(self, update: StatusUpdate) -> bool:
+        """Whether the workspace's budget lets the status go: the turn's last waits for a slot."""
+        if self._budget is None:
+            return True
+        last = update.status in (SessionStatus.ACTIVE, SessionStatus.CLOSED)
+        while True:
+            admission = self._budget.status(self._team, last)
+            if admission.retry_at is None:
+                return True
+            if not last:
+                log.info("slack_session_status_skipped", status=update.status, budget="spent")
+                return False
+            self._budget.wait_until(admission.retry_at)
 
     def rename(self, title: str) -> None:
         """Give the thread's agent session a new title (nothing where sessions are refused)."""

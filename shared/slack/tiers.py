@@ -15,6 +15,11 @@ last minute, and the streams open now.
   queued (nothing is lost, the thread shows the agent working) and tries
   again then; an answer complete by then is posted whole, which costs no
   stream at all. A stop waits for its slot.
+- *Session statuses* (``agents.sessions.setStatus``, Tier 3) while a turn
+  works (processing, suspended) are best effort: when fewer than
+  ``STATUS_KEPT`` slots are free the call is skipped (the answer itself
+  shows the agent at work), so a turn's last status (active, closed),
+  which must reach Slack, finds a slot or waits for one.
 - *Appends* (``chat.appendStream``, Tier 4) are shared out: a stream appends
   at most once per ``append_interval`` seconds, the window's length times
   the streams open in the workspace, over the method's limit. Each append
@@ -43,8 +48,11 @@ TIERS: Mapping[str, int] = {
 }
 """Calls a minute per workspace: the published tiers (2: 20, 3: 50, 4: 100) of the limited
 methods a reply calls most."""
-WINDOWED = ("chat.startStream", "chat.stopStream")
+WINDOWED = ("chat.startStream", "chat.stopStream", "agents.sessions.setStatus")
 """The methods whose every call takes a slot in the shared budget."""
+STATUS_KEPT = 25
+"""Session status slots a minute kept for a turn's last status (``active``, ``closed``): a
+status while the turn works is skipped rather than take them."""
 WINDOW_SECONDS = 60.0
 MARGIN = 2.0
 """Seconds added to each window: the time is read before the call reaches Slack."""
@@ -61,13 +69,17 @@ class Budget:
     streams: dict[str, float] = field(default_factory=dict)
     """Open streams: the key of each (channel and ts) to when it started."""
 
-    def take(self, method: str, now: float) -> float | None:
-        """One call of ``method`` now: None if it fits (and it counts), else when it will."""
+    def take(self, method: str, now: float, keep: int = 0) -> float | None:
+        """One call of ``method`` now: None if it fits (and it counts), else when it will.
+
+        ``keep`` slots stay free for calls that matter more (this one is then refused).
+        """
         window = WINDOW_SECONDS + MARGIN
         recent = [at for at in self.calls.get(method, []) if now - at < window]
         self.calls[method] = recent
-        if len(recent) >= TIERS[method]:
-            return recent[len(recent) - TIERS[method]] + window
+        limit = TIERS[method] - keep
+        if len(recent) >= limit:
+            return recent[len(recent) - limit] + window
         recent.append(now)
         return None
 

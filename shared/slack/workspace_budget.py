@@ -3,9 +3,9 @@
 Theory of operation. Each workspace's budget is one document
 (``kourier_slack_budgets/<team>``), read, decided on and written back under
 a precondition on its update time, read again on a conflict. Only the calls
-the budget counts write it: a stream's start and its stop, two writes per
-streamed message, well under Firestore's one write a second per document at
-Slack's 20 starts a minute. A refused call writes nothing. A budget that
+the budget counts write it: a stream's start and its stop (two writes per
+streamed message) and each session status, under Firestore's one write a
+second per document at Slack's 20 starts, 20 stops and 50 statuses a minute. A refused call writes nothing. A budget that
 cannot be read or written in time lets the call go (Slack's own 429 and
 slack_sdk's retry after Retry-After still hold the limit): a budget is
 never why an answer is not shown.
@@ -20,7 +20,7 @@ import structlog
 
 from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable
 from shared.ports import Clock, Documents
-from shared.slack.tiers import Budget
+from shared.slack.tiers import STATUS_KEPT, Budget
 
 log = structlog.get_logger()
 
@@ -69,6 +69,17 @@ class WorkspaceBudget:
             return retry_at
 
         return self._change(team, decide)
+
+    def status(self, team: str | None, last: bool) -> Admission:
+        """May a session status go now? ``last``: the turn's last, which may use every slot."""
+        keep = 0 if last else STATUS_KEPT
+        return self._change(
+            team, lambda budget, now: budget.take("agents.sessions.setStatus", now, keep)
+        )
+
+    def wait_until(self, at: float) -> None:
+        """Block until ``at`` (epoch seconds), when the budget said to ask again."""
+        self._clock.sleep(max(0.0, at - self._clock.time()))
 
     def open_streams(self, team: str | None) -> int:
         """How many streams are open in the workspace (a read; 1 if it fails)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from shared.slack.tiers import (
     MARGIN,
+    STATUS_KEPT,
     STREAM_LIFETIME,
     TIERS,
     WINDOW_SECONDS,
@@ -56,3 +57,15 @@ def test_appends_are_shared_out_so_the_workspace_stays_within_its_tier() -> None
         interval = append_interval(streams, 0.6)
         per_window = streams * (WINDOW_SECONDS / interval)
         assert per_window <= TIERS["chat.appendStream"]
+
+
+def test_slots_kept_for_calls_that_matter_more_refuse_the_others() -> None:
+    budget = Budget()
+    method = "agents.sessions.setStatus"
+    limit = TIERS[method]
+    assert all(
+        budget.take(method, 10.0, keep=STATUS_KEPT) is None for _ in range(limit - STATUS_KEPT)
+    )
+    assert budget.take(method, 11.0, keep=STATUS_KEPT) == 10.0 + WINDOW_SECONDS + MARGIN
+    assert all(budget.take(method, 12.0) is None for _ in range(STATUS_KEPT))
+    assert budget.take(method, 13.0) is not None

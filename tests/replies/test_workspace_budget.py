@@ -17,6 +17,7 @@ from typing import Any
 from slack_sdk import WebClient
 
 from local.slack_standin.client import SlackStandin
+from shared.core import agent_session
 from shared.errors import DocumentExists, PreconditionFailed
 from shared.ports import Snapshot
 from shared.slack.pacing import ReplyLimits
@@ -142,3 +143,23 @@ def test_a_stream_stops_only_once_the_budget_allows_it(
     (stop,) = standin.calls("chat.stopStream")
     assert stop.at >= frees_at - 0.05
     assert all(call.status_code != 429 for call in standin.calls())
+
+
+def test_a_working_status_is_skipped_while_the_budget_is_spent_and_the_last_one_waits(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    frees_at = time.time() + SOON
+    status = ThreadStatus(
+        slack,
+        CHANNEL,
+        thread_ts,
+        AgentSessions(),
+        budget=spent("agents.sessions.setStatus", frees_at),
+        team=TEAM,
+    )
+    status.show(agent_session.working("U0ALICE", "restart checkout"))
+    assert not standin.calls("agents.sessions.setStatus")
+    status.show(agent_session.ended("answered"))
+    (call,) = standin.calls("agents.sessions.setStatus")
+    assert call.params["status"] == "active"
+    assert call.at >= frees_at - 0.05  # not before the budget allowed it
