@@ -2,7 +2,8 @@
 
 Theory of operation. Each workspace's budget is one document
 (``kourier_slack_budgets/<team>``), read, decided on and written back under
-a precondition on its update time, read again on a conflict. Only the calls
+a precondition on its update time, read again on a conflict (after
+``ATTEMPTS`` conflicts the call asks again a second later, as if refused). Only the calls
 the budget counts write it: a stream's start and its stop (two writes per
 streamed message) and each session status, under Firestore's one write a
 second per document at Slack's 20 starts, 20 stops and 50 statuses a minute. A refused call writes nothing. A budget that
@@ -26,7 +27,9 @@ log = structlog.get_logger()
 
 BUDGETS = "kourier_slack_budgets"
 ATTEMPTS = 8
-"""Reads and conditional writes before a contended budget lets the call go."""
+"""Reads and conditional writes before a contended budget says to ask again later."""
+CONTENDED_WAIT = 1.0
+"""Seconds until a call that found the budget contended asks again."""
 NO_TEAM = "-"
 """The budget of turns that name no team (one workspace)."""
 
@@ -119,4 +122,4 @@ class WorkspaceBudget:
             log.info("slack_budget_unavailable", team=key, error=repr(error))
             return Admission(None)
         log.info("slack_budget_contended", team=key)
-        return Admission(None)
+        return Admission(self._clock.time() + CONTENDED_WAIT)
