@@ -451,15 +451,12 @@ class ThreadReply:
             if now - self._status_at >= self._limits.status_refresh:
                 self._set_status()
             due.append(self._status_at + self._limits.status_refresh)
-        stream = self._stream()
-        send_at = None if self._fallback else self._pacer.send_at()
-        if send_at is not None and stream is None:
-            send_at = max(send_at, self._start_at)
+        send_at = self._send_at()
+        if send_at is not None and now >= send_at:
+            self._send_queue()
+            send_at = self._send_at()  # text left queued waits for a stream to start
         if send_at is not None:
-            if now >= send_at:
-                self._send_queue()
-            else:
-                due.append(send_at)
+            due.append(send_at)
         stream = self._stream()
         if stream is not None and not self._fallback:
             self._share_appends(now)
@@ -476,6 +473,13 @@ class ThreadReply:
             else:
                 due.append(ready_at)
         self._timer.set(min(due) if due else None)
+
+    def _send_at(self) -> float | None:
+        """When the queue may be sent next (a new stream: once the budget lets it start)."""
+        send_at = None if self._fallback else self._pacer.send_at()
+        if send_at is not None and self._stream() is None:
+            send_at = max(send_at, self._start_at)
+        return send_at
 
     def _on_timer(self) -> None:
         try:

@@ -108,14 +108,13 @@ def test_an_answer_complete_before_a_stream_may_start_is_posted_whole(
     assert not standin.calls("chat.startStream")
 
 
-def test_text_queued_while_no_stream_may_start_streams_once_a_start_frees(
+def test_text_queued_while_no_stream_may_start_streams_once_a_start_frees_unprompted(
     standin: SlackStandin, slack: WebClient, thread_ts: str
 ) -> None:
     frees_at = time.time() + SOON
     reply = new_reply(slack, thread_ts, spent("chat.startStream", frees_at))
     reply.working()
-    reply.append("First words, ")
-    reply.append("then more.")
+    reply.append("First words, then more.")  # and nothing more until the stream shows
     assert not standin.calls("chat.startStream")
 
     def streaming() -> bool:
