@@ -30,6 +30,7 @@ from shared.core import notices
 from shared.firestore import FirestoreDocuments
 from shared.handoff import make_tasks_client
 from shared.settings import Settings
+from shared.slack.workspace_budget import BUDGETS
 from shared.store import SESSIONS, TURNS, Store, Turn
 from shared.system import SystemClock
 from tests.faults.agent import (
@@ -298,6 +299,17 @@ class Faults:
             (d.to_dict() or {}).get("active_turn") for d in self.db.collection(SESSIONS).stream()
         )
 
+    def forget_slack_budgets(self) -> None:
+        """The workspace's Slack budget starts unspent, as in a quiet minute.
+
+        The tests post turns faster than Slack's tiers allow in a real
+        workspace (20 stream starts a minute): without this, a test would
+        find its answer posted whole, not streamed, because of the tests
+        before it.
+        """
+        for document in self.db.collection(BUDGETS).list_documents():
+            document.delete()
+
     # Cloud Tasks ------------------------------------------------------------------
 
     def queue_path(self, queue: str) -> str:
@@ -369,6 +381,7 @@ def faults(session_faults: Faults) -> Iterator[Faults]:
     for queue in (helper.settings.follow_queue, helper.settings.timers_queue):
         helper.tasks.resume_queue(name=helper.queue_path(queue))
     helper.standin.wait_for(helper.quiet, timeout=TURN_WAIT)
+    helper.forget_slack_budgets()
 
 
 @pytest.fixture(params=list(VERSIONS))
