@@ -3,13 +3,16 @@
 Theory of operation. Each workspace's budget is one document
 (``kourier_slack_budgets/<team>``), read, decided on and written back under
 a precondition on its update time, read again on a conflict (after
-``ATTEMPTS`` conflicts the call asks again a second later, as if refused). Only the calls
-the budget counts write it: a stream's start and its stop (two writes per
-streamed message) and each session status, under Firestore's one write a
-second per document at Slack's 20 starts, 20 stops and 50 statuses a minute. A refused call writes nothing. A budget that
-cannot be read or written in time lets the call go (Slack's own 429 and
-slack_sdk's retry after Retry-After still hold the limit): a budget is
-never why an answer is not shown.
+``ATTEMPTS`` conflicts the call asks again a second later, as if refused).
+Only the calls the budget counts write it: a stream's start and its stop
+(two writes per streamed message) and each session status that goes (a
+one-message turn: four writes). A refused call writes nothing. At Slack's
+full rates (20 starts, 20 stops and 50 statuses a minute) that is at most
+1.5 writes a second to one document, above Firestore's guidance of about
+one sustained, which it takes in bursts; a write that loses the race is
+read and tried again. A budget that cannot be read or written in time lets
+the call go (Slack's own 429 and slack_sdk's retry after Retry-After still
+hold the limit): a budget is never why an answer is not shown.
 """
 
 from __future__ import annotations
