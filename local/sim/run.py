@@ -446,7 +446,7 @@ def sim_settings(budget: float, tuning: dict[str, float]) -> Any:
     Validating reads the environment (about 3 ms, a few per cent of a history);
     the tuned values have their fields' types already, so a copy needs none.
     """
-    fields = {field.alias: name for name, field in base_settings().model_fields.items()}
+    fields = {field.alias: name for name, field in type(base_settings()).model_fields.items()}
     values = {"KOURIER_FOLLOW_BUDGET_SECONDS": budget, **tuning}
     return base_settings().model_copy(update={fields[key]: value for key, value in values.items()})
 

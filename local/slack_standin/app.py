@@ -44,7 +44,10 @@ def build_app(settings: StandinSettings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with httpx.AsyncClient() as http:
+        # A fresh connection per callback, as a client that keeps none alive: a kept one
+        # can be closed by the app's server just as the next event reuses it, and the
+        # event would be lost to a race no test means to play.
+        async with httpx.AsyncClient(limits=httpx.Limits(max_keepalive_connections=0)) as http:
             app.state.standin = Standin(settings, http)
             app.state.console = console.Console(app.state.standin)
             app.state.console.start(http)
