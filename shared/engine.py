@@ -35,9 +35,8 @@ from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.prompts import notice_message
 from shared.slack.reply import ThreadReply
-from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
-from shared.turn import TurnRun
+from shared.turn import TurnRun, thread_status
 
 log = structlog.get_logger()
 
@@ -128,14 +127,7 @@ def _carry(
         carry_on = TurnRun.stop if turn.stop else go
         return _carried(deps, run, lambda: carry_on(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
-    status = ThreadStatus(
-        deps.chat,
-        turn.channel,
-        turn.thread_ts,
-        deps.agent_sessions,
-        budget=deps.slack_budget,
-        team=turn.team,
-    )
+    status = thread_status(deps, turn, deps.chat)
     reply = ThreadReply(
         deps.chat,
         turn.channel,
@@ -236,14 +228,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         checkpoint_parts=None,
         expire_at=deps.clock.now() + DONE_TURNS_KEPT,
     )
-    status = ThreadStatus(
-        deps.chat,
-        turn.channel,
-        turn.thread_ts,
-        deps.agent_sessions,
-        budget=deps.slack_budget,
-        team=turn.team,
-    )
+    status = thread_status(deps, turn, deps.chat)
     status.show(agent_session.ended("kept_failing"))
     turn.status = "done"
     return turn

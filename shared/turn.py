@@ -99,6 +99,7 @@ from shared.core.turn_machine import (
 from shared.errors import ConfigError, Superseded
 from shared.feedback import feedback_blocks
 from shared.fence import Fence, FencedChat
+from shared.ports import Chat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.settings import Settings
 from shared.slack.people import actor_for, turn_text
@@ -125,6 +126,18 @@ def timings(settings: Settings, binding: Binding) -> TurnTimings:
     )
 
 
+def thread_status(deps: Deps, turn: Turn, chat: Chat) -> ThreadStatus:
+    """The agent session of ``turn``'s thread in Slack, shown through ``chat``."""
+    return ThreadStatus(
+        chat,
+        turn.channel,
+        turn.thread_ts,
+        deps.agent_sessions,
+        budget=deps.slack_budget,
+        team=turn.team,
+    )
+
+
 class TurnRun:
     """One function's part in carrying one turn."""
 
@@ -142,14 +155,7 @@ class TurnRun:
         )
         """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
         self.chat = FencedChat(deps.chat, self.fence)
-        self.thread_status = ThreadStatus(
-            self.chat,
-            turn.channel,
-            turn.thread_ts,
-            deps.agent_sessions,
-            budget=deps.slack_budget,
-            team=turn.team,
-        )
+        self.thread_status = thread_status(deps, turn, self.chat)
         """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
         binding = deps.config.binding(turn.binding)
         if binding is None:  # the engine ends such turns before it carries them
