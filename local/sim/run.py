@@ -196,6 +196,8 @@ class Simulation:
         self._config: Any = None
         self.reconciling = True
         self._lineage: dict[str, tuple[list[Any], dict[str, int]]] | None = None
+        self._stopped_at: dict[str, int] = {}
+        """When a person's stop was first written to each stopped turn (indexed with the lineage)."""
 
     # Wiring -------------------------------------------------------------------------------
 
@@ -357,10 +359,13 @@ class Simulation:
                     answered.add(turn)
         return answered
 
-    def lineage_events(self, turn_id: str, kept: bool = True) -> list[dict[str, Any]]:
+    def lineage_events(
+        self, turn_id: str, kept: bool = True, before: int | None = None
+    ) -> list[dict[str, Any]]:
         """The events the turn's carriers read and kept (a dead carrier's last ones are lost).
 
         Without ``kept``, every event any carrier read, a dead one's last ones too.
+        With ``before`` (a world time), only the events read before it.
         Asked once the history has ended (the oracle's question): the deliveries
         and writes are indexed by turn on the first call.
         """
@@ -374,7 +379,7 @@ class Simulation:
             for at_us, invocation, event in delivery.events:
                 order += 1
                 lost = outcomes.get(invocation, "ok") != "ok" and at_us > cutoff.get(invocation, -1)
-                if kept and lost:
+                if (kept and lost) or (before is not None and at_us >= before):
                     continue
                 events.append((at_us, order, event))
         return [event for _, _, event in sorted(events, key=lambda item: (item[0], item[1]))]
@@ -391,9 +396,11 @@ class Simulation:
             )
             if owner is not None:
                 lineage.setdefault(owner, ([], {}))[0].append(delivery)
-        for at_us, invocation, _op, collection, key, _data in self.documents.writes:
+        for at_us, invocation, _op, collection, key, data in self.documents.writes:
             if collection == "kourier_turns" and key in lineage:
                 lineage[key][1][invocation] = at_us
+                if data and data.get("stop"):
+                    self._stopped_at.setdefault(key, at_us)
         return lineage
 
     def reference_text(self, turn_id: str) -> str | None:
@@ -408,9 +415,22 @@ class Simulation:
         return reference.answer
 
     def first_results(self, turn_id: str, kept: bool = True) -> dict[str, bool]:
-        """Each step's first result, ok or failed (see ``lineage_events`` for ``kept``)."""
+        """Each step's first result, ok or failed (see ``lineage_events`` for ``kept``).
+
+        A step finishes at the first result of its call; but a task snapshot is
+        history, and "of several results of one call in a snapshot the last
+        counts" (the contract): a snapshot gives each call one result, its last.
+        A person's stop ends the reply where it stands (the README's stop
+        button): what the turn reads once the stop is written (the stop's own
+        read of the task, to cancel it) is not a result the reply shows. Without
+        ``kept`` (any result at all, for a step shown complete), every read counts.
+        """
         results: dict[str, bool] = {}
-        for event in self.lineage_events(turn_id, kept):
+        self.lineage_events(turn_id)  # indexes the lineage, and when each turn was stopped
+        stopped_at = self._stopped_at.get(turn_id) if kept else None
+        events = self.lineage_events(turn_id, kept, before=stopped_at)
+        for event in events:
+            said: dict[str, bool] = {}
             for part in _tool_parts(event):
                 data = part.get("data") or {}
                 if "response" in data and data.get("id"):
@@ -418,7 +438,12 @@ class Simulation:
                     failed = isinstance(response, dict) and (
                         bool(response.get("error")) or response.get("isError") is True
                     )
-                    results.setdefault(data["id"], not failed)
+                    if event["kind"] == "task":
+                        said[data["id"]] = not failed
+                    else:
+                        said.setdefault(data["id"], not failed)
+            for call_id, ok in said.items():
+                results.setdefault(call_id, ok)
         return results
 
 
@@ -428,15 +453,13 @@ def _tool_parts(event: dict[str, Any]) -> list[dict[str, Any]]:
         return [p for p in event["parts"] if "data" in p]
     if kind == "status" and event.get("message"):
         return [p for p in event["message"].get("parts", []) if "data" in p]
-    if kind == "task":
-        parts = [p for a in event.get("artifacts", []) for p in a["parts"] if "data" in p]
+    if kind == "task":  # the agent's messages, then the artifacts
         messages = event.get("history", [])[1:]
         status_message = (event.get("status") or {}).get("message")
         if status_message:  # a snapshot's working status message carries tool parts too
             messages = [*messages, status_message]
-        for message in messages:
-            parts += [p for p in message.get("parts", []) if "data" in p]
-        return parts
+        parts = [p for message in messages for p in message.get("parts", []) if "data" in p]
+        return parts + [p for a in event.get("artifacts", []) for p in a["parts"] if "data" in p]
     return []
 
 

@@ -13,6 +13,10 @@ left answering by a turn that kept failing (seed 512) failed there too, and
 so did seed 433 (an answer taken for a pause its carrier died before recording).
 The kept-failing notice told twice (seed 2512: told, then the turn's end not
 recorded, and the next take-over told it again) failed on main at 4ba9092.
+Seeds 27 and 30 ("S3 first result", on main at 1c361e9) were the oracle's: a
+snapshot with two results of one call (the contract: the last counts), and a
+result read only by the stop's own read of the task (the stop ends the reply
+where it stands); they pass since the oracle follows both rules.
 """
 
 from __future__ import annotations
@@ -99,6 +103,18 @@ FINDINGS = [
         "S6 notice twice",
         "C0SIM3-1700000139.513083",
         id="kept-failing-notice-told-again-after-a-takeover",
+    ),
+    pytest.param(
+        27,
+        "S3 first result",
+        "C0SIM2-1700000482.435716",
+        id="oracle-a-snapshots-last-result-of-a-call-counts",
+    ),
+    pytest.param(
+        30,
+        "S3 first result",
+        "C0SIM3-1700000186.355069",
+        id="oracle-a-result-read-only-by-the-stop-is-not-shown",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
