@@ -13,7 +13,11 @@ reader serves both versions and the servers that mix them. An object with
 absent, not errors; timestamps ending in ``Z`` or ``+00:00`` are written
 one way (``Z``), so one status read twice compares equal; integral floats
 (protobuf's Struct turns every number into a double) are read back as
-integers; an unknown part is dropped and an unknown event is None. Writing
+integers; a lone UTF-16 surrogate (``"\\ud83d"`` without its pair, as an
+agent that cuts a string between the two halves of an emoji sends it) is
+read as U+FFFD, the replacement character, because no store, log or Slack
+call can carry it and one would end the turn; an unknown part is dropped and
+an unknown event is None. Writing
 is version-driven: what Kourier sends is spelled for the version chosen
 from the card.
 """
@@ -21,6 +25,7 @@ from the card.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -72,9 +77,37 @@ _V03_METHOD_NAMES = {
 """0.3 names; 0.3 has no ListTasks."""
 
 
+REPLACEMENT_CHARACTER = "\ufffd"
+"""What a lone surrogate is read as."""
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def loads(text: str | bytes) -> Any:
-    """Parse JSON, reading integral floats (``3.0``) back as integers."""
-    return json.loads(text, parse_float=_number)
+    """Parse JSON, reading integral floats (``3.0``) back as integers, lone surrogates as U+FFFD."""
+    parsed = json.loads(text, parse_float=_number)
+    escaped = (
+        _SURROGATE_ESCAPE.search(text)
+        if isinstance(text, str)
+        else _SURROGATE_ESCAPE_BYTES.search(text)
+    )
+    return _without_lone_surrogates(parsed) if escaped else parsed
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings and keys replaced (pairs are joined)."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {
+            _without_lone_surrogates(key): _without_lone_surrogates(item)
+            for key, item in value.items()
+        }
+    return value
 
 
 def _number(text: str) -> float | int:

@@ -366,3 +366,12 @@ def test_unreadable_results_are_none() -> None:
     )
     assert [(t.id, t.status.state) for t in tasks] == [("t1", TaskState.COMPLETED)]
     assert token is None
+
+
+@pytest.mark.parametrize("raw", [True, False])
+def test_a_lone_surrogate_is_read_as_the_replacement_character(raw: bool) -> None:
+    # An agent that cuts a string between an emoji's two UTF-16 halves sends each half alone
+    # (JSON.stringify escapes them); neither Firestore, the logs nor Slack can carry one.
+    text = '{"parts": [{"text": "Hello \\ud83d"}, {"text": "\\uDE00 world \\ud83d\\ude00"}]}'
+    read = wire.loads(text.encode() if raw else text)
+    assert read == {"parts": [{"text": "Hello \ufffd"}, {"text": "\ufffd world \U0001f600"}]}
