@@ -33,9 +33,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
 import structlog
 from slack_sdk.errors import SlackApiError
@@ -44,11 +43,10 @@ from shared.a2a.client import AgentClient
 from shared.a2a.errors import AgentError
 from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
-from shared.checkpoint import Checkpoint, CheckpointStore, Stored
+from shared.checkpoint import Checkpoint
 from shared.config import Binding
 from shared.core import agent_session, incarnation, notices
 from shared.core import questions as lifecycle
-from shared.core import session as sessions
 from shared.core.answers import answer_message, progress_for
 from shared.core.incarnation import Bound
 from shared.core.model import OutgoingMessage, StreamEvent, Task
@@ -96,9 +94,9 @@ from shared.core.turn_machine import (
     Unpaused,
     WaitUntil,
 )
-from shared.errors import ConfigError, Superseded
+from shared.errors import ConfigError
 from shared.feedback import feedback_blocks
-from shared.fence import Fence, FencedChat
+from shared.fence import FencedChat
 from shared.ports import Chat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.settings import Settings
@@ -107,6 +105,7 @@ from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
+from shared.turn_claim import TurnClaim
 from shared.turn_tasks import TurnTasks
 
 log = structlog.get_logger()
@@ -145,15 +144,11 @@ class TurnRun:
         self.deps = deps
         self.settings = deps.settings
         self.clock = deps.clock
-        self.store, self.session, self.turn = deps.store, session, turn
+        self.store, self.turn = deps.store, turn
         self.deadline = deadline
-        self.fence = Fence(
-            deps.clock,
-            deadline - deps.settings.follow_budget_seconds,
-            deps.settings.lease,
-            still_ours=self._still_ours,
-        )
-        """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
+        self.claim = TurnClaim(deps, session, turn, deadline)
+        """This function's claim: its fenced writes, lease and checkpoint (``shared.turn_claim``)."""
+        self.fence = self.claim.fence
         self.chat = FencedChat(deps.chat, self.fence)
         self.thread_status = thread_status(deps, turn, self.chat)
         """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
@@ -185,17 +180,16 @@ class TurnRun:
         """A new turn's machine, until a checkpoint is restored or the turn begins."""
         self.task = TaskView()
         """What this run knows of the agent's task (see ``shared.core.task_view``)."""
-        self.checkpoints = CheckpointStore(deps.documents, deps.clock)
-        self._stored: Stored | None = None
-        """Where this function's last checkpoint went."""
-        self._last_checkpoint = 0.0
-        self._checkpointed_posts: list[str] = []
-        """The reply's Slack messages the last checkpoint knows."""
         self.telling = Telling()
         """What the thread was told of the turn's end (see ``shared.core.telling``)."""
         self._binds_to: str | None = None
         """The incarnation a session with no context is bound to with the context it learns
         (one write for both; checkpointed until then)."""
+
+    @property
+    def session(self) -> Session:
+        """The session as this function last read or wrote it."""
+        return self.claim.session
 
     # Entry points -------------------------------------------------------------
 
@@ -223,9 +217,9 @@ class TurnRun:
             self.reply.close()
 
     def _start(self) -> None:
-        checkpoint = self._stored_checkpoint()
+        checkpoint = self.claim.load()
         if checkpoint is not None:
-            self._write_turn()  # the fence first: the function that died can write no more
+            self.claim.write_turn()  # the fence first: the function that died can write no more
             if not self._ended_already(checkpoint):
                 self._restore(checkpoint, taken_over=True)
                 if self.machine.state.phase == Phase.DONE:
@@ -236,7 +230,7 @@ class TurnRun:
             return
         # One write: the fence, running, and begun (a function that takes over
         # later cannot know whether this one reached the agent).
-        self._write_turn(
+        self.claim.write_turn(
             status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
         )
         self._show_working()
@@ -255,10 +249,10 @@ class TurnRun:
         self._run(self._handle(first))
 
     def _resume(self, timer: Timer | None) -> None:
-        checkpoint = self._stored_checkpoint()
+        checkpoint = self.claim.load()
         if checkpoint is None:
             return
-        self._write_turn()  # the fence first: a stalled earlier carrier can write no more
+        self.claim.write_turn()  # the fence first: a stalled earlier carrier can write no more
         if self._ended_already(checkpoint):
             return
         self._restore(checkpoint)
@@ -273,8 +267,8 @@ class TurnRun:
         if lifecycle.after_answer_task(question, self.turn.id) != Next.SEND_ANSWER:
             return
         assert question is not None
-        self._write_turn()  # the fence first
-        self._restore(self._stored_checkpoint())
+        self.claim.write_turn()  # the fence first
+        self._restore(self.claim.load())
         self._send_answer(question)
 
     def stop(self) -> None:
@@ -287,8 +281,8 @@ class TurnRun:
         """
         who = self.turn.stopped_by
         assert who is not None
-        checkpoint = self._stored_checkpoint()
-        self._write_turn()  # the fence first: the carrier it was taken from writes no more
+        checkpoint = self.claim.load()
+        self.claim.write_turn()  # the fence first: the carrier it was taken from writes no more
         self._restore(checkpoint)
         self.reply.stopped(self.turn.stopped_streams)
         self.questions.stopped(self.turn.id, who)
@@ -393,7 +387,7 @@ class TurnRun:
         # Bound before the thread is told: a function taking over finds the session
         # bound and does not tell it again (at most once, as a context change).
         was = self.session.incarnation
-        self._change_session(Bind(current))
+        self.claim.change_session(Bind(current))
         log.warning(
             "session_rebound",
             session=self.session.id,
@@ -411,7 +405,7 @@ class TurnRun:
         """The agent that asked is gone: the question closes unanswered, the turn ends."""
         log.warning("answer_withdrawn", turn=self.turn.id, question=question.key, now=current)
         self.answering = self.questions.withdraw(question) or self.answering
-        self._change_session(Bind(current))
+        self.claim.change_session(Bind(current))
         self.reply.notice(notices.QUESTION_WITHDRAWN)
         self._finish_turn("agent_changed")
 
@@ -532,7 +526,7 @@ class TurnRun:
         # Kept before the thread is told: a function taking over finds the new
         # context and does not tell it again (at most once: a function dying
         # between the two loses the notice rather than show it twice).
-        self._change_session(LearnContext(context_id, self._binds_to))
+        self.claim.change_session(LearnContext(context_id, self._binds_to))
         self._binds_to = None
         if changed:
             self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
@@ -561,7 +555,7 @@ class TurnRun:
     def _end(self, outcome: str) -> None:
         """The turn ends with ``outcome`` (told, if it was to be told)."""
         if outcome == "session_gone":
-            self._change_session(ForgetContext())
+            self.claim.change_session(ForgetContext())
         self._finish_turn(outcome)
 
     def _tell(self, notice: str) -> None:
@@ -596,10 +590,10 @@ class TurnRun:
         """Record the end of the turn (its notice, if any, is shown); its questions close."""
         self.questions.close_all(self.turn.id)
         if self.session.open_question:
-            self._change_session(CloseQuestion())
+            self.claim.change_session(CloseQuestion())
         if outcome not in ("completed", "input_required"):
             log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
-        self._write_turn(
+        self.claim.write_turn(
             status="done",
             outcome=outcome,
             task_id=self.machine.state.task_id,
@@ -654,13 +648,13 @@ class TurnRun:
             self._send_answer(self.questions.deny_all(question))
             return
         wake = self.clock.now() + ask.wait
-        question.generation = self._advance_generation(
+        question.generation = self.claim.advance_generation(
             lease=ask.wait + self.settings.lease, open_question=question.key
         )
         # Stored, and its timer set, before it is shown: a click that comes at
         # once finds it, and a prompt Slack fails to show still times out.
         self.questions.put(question)
-        self._write_turn(status="paused")
+        self.claim.write_turn(status="paused")
         self._checkpoint_now(force=True)
         self.tasks.wake(QuestionTimer(question.key), question.generation, wake)
         self.questions.show(question)
@@ -710,7 +704,7 @@ class TurnRun:
         self.assembler = ReplyAssembler.for_answer(paused)
         self.reply = self._new_reply()
         self.machine = self.machine.for_answer(self.clock.time())
-        self._write_turn(status="running", shown_steps={})  # the answer's reply is a new one
+        self.claim.write_turn(status="running", shown_steps={})  # the answer's reply is a new one
         self.turn.shown_steps = {}
         self._show_working()
         self.reply.working()
@@ -721,7 +715,7 @@ class TurnRun:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
         self.machine.hand_over()
         self.reply.suspend()
-        generation = self._advance_generation(lease=self.settings.lease)
+        generation = self.claim.advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)
         self.tasks.follow(generation)
         log.info("turn_handed_over", turn=self.turn.id, generation=generation)
@@ -730,23 +724,11 @@ class TurnRun:
         """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
         self.reply.suspend()
         wake = datetime.fromtimestamp(at, UTC)
-        generation = self._advance_generation(lease=wake - self.clock.now() + self.settings.lease)
+        generation = self.claim.advance_generation(
+            lease=wake - self.clock.now() + self.settings.lease
+        )
         self._checkpoint_now(force=True)
         self.tasks.wake(timer, generation, wake)
-
-    def _advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:
-        since, until = self.clock.monotonic(), self.clock.now() + lease
-        turn_id, generation, task_id = self.turn.id, self.session.generation, self.session.task_id
-        written = self.store.change_session(
-            self.session.id,
-            lambda current: sessions.advance(
-                current, turn_id, generation, until, task_id, open_question
-            ),
-        )
-        assert written is not None
-        self.session = written
-        self.fence.renewed(since, lease)
-        return written.generation
 
     def _show_working(self) -> None:
         """The thread's session is processing, for the person who wrote the turn."""
@@ -755,14 +737,6 @@ class TurnRun:
             self.thread_status.show(agent_session.working(None, turn.title or ""))
         else:
             self.thread_status.show(agent_session.working(turn.user, turn.text))
-
-    def _still_ours(self) -> None:
-        """Raise Superseded unless the session still carries the turn at this function's claim."""
-        session = self.store.session(self.session.id)
-        if not sessions.carries(session, self.turn.id, self.session.generation):
-            raise Superseded(
-                f"turn {self.turn.id} moved on from generation {self.session.generation}"
-            )
 
     def _task_of_the_message(self) -> str | None:
         """The task holding the turn's message, when the agent never named it to us (or None)."""
@@ -775,41 +749,13 @@ class TurnRun:
             return None
         return task.id if task else None
 
-    def _change_session(self, edit: sessions.Edit) -> None:
-        """Change the session while it carries this turn at this function's generation.
-
-        Raises:
-            Superseded: Another function carries the turn now.
-        """
-        turn_id, generation = self.turn.id, self.session.generation
-        written = self.store.change_session(
-            self.session.id,
-            lambda current: sessions.carried(current, turn_id, generation, edit),
-        )
-        assert written is not None
-        # The task this run named stays known: the stored one is written at hand-overs only
-        # (a run that forgot it would checkpoint the same task again, as if named anew).
-        written.task_id = self.session.task_id
-        self.session = written
-
-    def _write_turn(self, **fields: Any) -> None:
-        """Write the turn's document under this function's fencing token."""
-        self.store.write_turn(self.turn.id, self.session.generation, **fields)
-
     # Checkpoints ----------------------------------------------------------------
 
     def _checkpoint_now(self, force: bool, renew: bool = True) -> None:
-        posted = self.reply.posted
-        if posted != self._checkpointed_posts:
-            force = True  # a function taking over must continue this message, not post another
-        if (
-            not force
-            and self.clock.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds
-        ):
-            return
-        self._last_checkpoint = self.clock.monotonic()
-        self._checkpointed_posts = posted
-        checkpoint = Checkpoint(
+        self.claim.save(self._checkpoint, self.reply.posted, force, renew)
+
+    def _checkpoint(self) -> Checkpoint:
+        return Checkpoint(
             machine=self.machine.state.to_dict(),
             reply=self.assembler.to_state(),
             slack=self.reply.to_state(),
@@ -821,24 +767,6 @@ class TurnRun:
             reconcile_every=self.settings.follow_budget_seconds,
             binds_to=self._binds_to,
         )
-        self._stored = self.checkpoints.save(
-            self.turn.id, self.session.generation, checkpoint, self._stored
-        )
-        self._write_turn(**self._stored.fields())
-        if not renew:
-            return
-        if not self.fence.renewal_due():
-            self._still_ours()  # what a renewal checks, without its write
-            return
-        since = self.clock.monotonic()
-        self.store.renew_lease(
-            self.session.id, self.turn.id, self.session.generation, self.settings.lease
-        )
-        self.fence.renewed(since)
-
-    def _stored_checkpoint(self) -> Checkpoint | None:
-        stored = Stored(self.turn.checkpoint, self.turn.checkpoint_parts)
-        return self.checkpoints.load(self.turn.id, stored)
 
     def _restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
         if checkpoint is None:
@@ -873,7 +801,7 @@ class TurnRun:
         )
 
     def _keep_shown_steps(self, shown: dict[str, str]) -> None:
-        self._write_turn(shown_steps=shown)
+        self.claim.write_turn(shown_steps=shown)
 
     def _new_machine(self) -> TurnMachine:
         # The give-up clock starts when the turn is first carried, not when it

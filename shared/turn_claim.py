@@ -1,0 +1,136 @@
+"""This function's claim on the turn it carries: fenced writes, the lease, the checkpoint.
+
+Theory of operation: a function carries a turn under the session's
+``generation`` at its claim, its fencing token (``shared.fence``). Every
+write it makes goes through ``TurnClaim``: the turn's document under that
+token (``write_turn``), the session only while it still carries the turn
+at that generation (``change_session``), and a new generation when the
+run stops before the turn ends (``advance_generation``: a hand-over, a
+timer, a question), which also lengthens the lease the fence counts on.
+The checkpoint is written here too (``save``): at once when forced or when
+the reply has posted a Slack message the last checkpoint does not know (a
+function taking over must continue that message, not post another), else
+at most every ``checkpoint_seconds``; with it the lease is renewed, but
+written only when less than half of it is left (a renewal's check, that
+the turn is still ours, is made either way).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from shared.bootstrap import Deps
+from shared.checkpoint import Checkpoint, CheckpointStore, Stored
+from shared.core import session as sessions
+from shared.core.session import Session
+from shared.errors import Superseded
+from shared.fence import Fence
+from shared.store import Turn
+
+
+class TurnClaim:
+    """The session and turn this function holds, and every write it makes to them."""
+
+    def __init__(self, deps: Deps, session: Session, turn: Turn, deadline: float) -> None:
+        self.store, self.session, self.turn = deps.store, session, turn
+        self.clock, self.settings = deps.clock, deps.settings
+        self.fence = Fence(
+            deps.clock,
+            deadline - deps.settings.follow_budget_seconds,
+            deps.settings.lease,
+            still_ours=self.still_ours,
+        )
+        """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
+        self.checkpoints = CheckpointStore(deps.documents, deps.clock)
+        self._stored: Stored | None = None
+        """Where this function's last checkpoint went."""
+        self._last_checkpoint = 0.0
+        self._checkpointed_posts: list[str] = []
+        """The reply's Slack messages the last checkpoint knows."""
+
+    def write_turn(self, **fields: Any) -> None:
+        """Write the turn's document under this function's fencing token."""
+        self.store.write_turn(self.turn.id, self.session.generation, **fields)
+
+    def change_session(self, edit: sessions.Edit) -> None:
+        """Change the session while it carries this turn at this function's generation.
+
+        Raises:
+            Superseded: Another function carries the turn now.
+        """
+        turn_id, generation = self.turn.id, self.session.generation
+        written = self.store.change_session(
+            self.session.id,
+            lambda current: sessions.carried(current, turn_id, generation, edit),
+        )
+        assert written is not None
+        # The task this run named stays known: the stored one is written at hand-overs only
+        # (a run that forgot it would checkpoint the same task again, as if named anew).
+        written.task_id = self.session.task_id
+        self.session = written
+
+    def advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:
+        """Claim the turn anew for a later function, with ``lease``; the new generation."""
+        since, until = self.clock.monotonic(), self.clock.now() + lease
+        turn_id, generation, task_id = self.turn.id, self.session.generation, self.session.task_id
+        written = self.store.change_session(
+            self.session.id,
+            lambda current: sessions.advance(
+                current, turn_id, generation, until, task_id, open_question
+            ),
+        )
+        assert written is not None
+        self.session = written
+        self.fence.renewed(since, lease)
+        return written.generation
+
+    def still_ours(self) -> None:
+        """Raise Superseded unless the session still carries the turn at this function's claim."""
+        session = self.store.session(self.session.id)
+        if not sessions.carries(session, self.turn.id, self.session.generation):
+            raise Superseded(
+                f"turn {self.turn.id} moved on from generation {self.session.generation}"
+            )
+
+    def load(self) -> Checkpoint | None:
+        """The turn's last checkpoint (None: the turn was never checkpointed)."""
+        stored = Stored(self.turn.checkpoint, self.turn.checkpoint_parts)
+        return self.checkpoints.load(self.turn.id, stored)
+
+    def save(
+        self,
+        checkpoint: Callable[[], Checkpoint],
+        posted: list[str],
+        force: bool,
+        renew: bool = True,
+    ) -> None:
+        """Write ``checkpoint()`` if it is due, then renew the lease (unless not ``renew``).
+
+        ``posted``: the reply's Slack messages now; one the last checkpoint
+        does not know makes the write due.
+        """
+        if posted != self._checkpointed_posts:
+            force = True  # a function taking over must continue this message, not post another
+        if (
+            not force
+            and self.clock.monotonic() - self._last_checkpoint < self.settings.checkpoint_seconds
+        ):
+            return
+        self._last_checkpoint = self.clock.monotonic()
+        self._checkpointed_posts = posted
+        self._stored = self.checkpoints.save(
+            self.turn.id, self.session.generation, checkpoint(), self._stored
+        )
+        self.write_turn(**self._stored.fields())
+        if not renew:
+            return
+        if not self.fence.renewal_due():
+            self.still_ours()  # what a renewal checks, without its write
+            return
+        since = self.clock.monotonic()
+        self.store.renew_lease(
+            self.session.id, self.turn.id, self.session.generation, self.settings.lease
+        )
+        self.fence.renewed(since)
