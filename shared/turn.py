@@ -64,7 +64,7 @@ from shared.core.questions import (
 from shared.core.reply import ReplyAssembler
 from shared.core.session import Bind, CloseQuestion, ForgetContext, LearnContext, Session
 from shared.core.task_view import TaskView
-from shared.core.telling import Tell, Telling
+from shared.core.telling import Tell
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
@@ -105,6 +105,7 @@ from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
+from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
 from shared.turn_tasks import TurnTasks
 
@@ -172,19 +173,8 @@ class TurnRun:
         )
         self.tasks = TurnTasks(deps.tasks, session.id, turn.id)
         """The hand-over and timers that carry the turn on later (see ``shared.turn_tasks``)."""
-        self.answering: OpenQuestion | None = None
-        """The question whose answer this run sends (None for the turn itself)."""
-        self.reply = self._new_reply()
-        self.assembler = ReplyAssembler()
-        self.machine = self._new_machine()
-        """A new turn's machine, until a checkpoint is restored or the turn begins."""
-        self.task = TaskView()
-        """What this run knows of the agent's task (see ``shared.core.task_view``)."""
-        self.telling = Telling()
-        """What the thread was told of the turn's end (see ``shared.core.telling``)."""
-        self._binds_to: str | None = None
-        """The incarnation a session with no context is bound to with the context it learns
-        (one write for both; checkpointed until then)."""
+        self.carried = Carried(reply=self._new_reply(), machine=self._new_machine())
+        """The turn as this run carries it, shared with its parts (``shared.turn_carried``)."""
 
     @property
     def session(self) -> Session:
@@ -214,7 +204,7 @@ class TurnRun:
         try:
             yield
         finally:
-            self.reply.close()
+            self.carried.reply.close()
 
     def _start(self) -> None:
         checkpoint = self.claim.load()
@@ -222,7 +212,7 @@ class TurnRun:
             self.claim.write_turn()  # the fence first: the function that died can write no more
             if not self._ended_already(checkpoint):
                 self._restore(checkpoint, taken_over=True)
-                if self.machine.state.phase == Phase.DONE:
+                if self.carried.machine.state.phase == Phase.DONE:
                     self._pause_taken_over()  # paused on a question when it stopped
                 else:
                     self._show_working()
@@ -238,13 +228,13 @@ class TurnRun:
             title = agent_session.title_for(self.turn.title)
             if title:
                 self.thread_status.rename(title)  # the thread an alert began is named after it
-        self.reply.working()
-        self.machine = self._new_machine()
+        self.carried.reply.working()
+        self.carried.machine = self._new_machine()
         first: Event = Started(protocol="", can_subscribe=True)  # the card is read first
         if self.turn.attempted:
             # An earlier function began this turn and died before its first
             # checkpoint: whether the agent got it is unknown.
-            self.machine.handle(first, self.clock.time())
+            self.carried.machine.handle(first, self.clock.time())
             first = CallFailed(Failure.UNKNOWN)
         self._run(self._handle(first))
 
@@ -284,13 +274,13 @@ class TurnRun:
         checkpoint = self.claim.load()
         self.claim.write_turn()  # the fence first: the carrier it was taken from writes no more
         self._restore(checkpoint)
-        self.reply.stopped(self.turn.stopped_streams)
+        self.carried.reply.stopped(self.turn.stopped_streams)
         self.questions.stopped(self.turn.id, who)
-        task_id = self.machine.state.task_id or self._task_of_the_message()
+        task_id = self.carried.machine.state.task_id or self._task_of_the_message()
         stopped = task_id is None if not self.turn.attempted else False
         if task_id is not None:
             stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
-        self.reply.notice(notices.STOPPED.after(stopped), who=who)
+        self.carried.reply.notice(notices.STOPPED.after(stopped), who=who)
         log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
         self._finish_turn("stopped")
 
@@ -327,7 +317,7 @@ class TurnRun:
                 case LookUp():
                     pending.extend(self._look_up())
                 case Cancel(notice=notice):
-                    self.telling.ends_with(_outcome_in(pending))
+                    self.carried.telling.ends_with(_outcome_in(pending))
                     self._cancel(notice)
                 case WaitUntil(at=at, timer=timer):
                     wait = at - self.clock.time()
@@ -340,12 +330,12 @@ class TurnRun:
                         self._sleep_until(at, timer)
                         return
                 case Notify(text=text):
-                    self.telling.ends_with(_outcome_in(pending))
+                    self.carried.telling.ends_with(_outcome_in(pending))
                     self._tell(text)
                 case Finish(outcome=outcome):
                     self._finish(outcome)
                     return
-        if self.machine.state.phase == Phase.FOLLOW:
+        if self.carried.machine.state.phase == Phase.FOLLOW:
             self._hand_over()  # the stream was cut at the deadline, still open
 
     def _read_card(self) -> list[Action]:
@@ -377,12 +367,12 @@ class TurnRun:
         )
         if bound is Bound.SAME:
             return True
-        if self.answering is not None:
-            self._withdraw(self.answering, current)
+        if self.carried.answering is not None:
+            self._withdraw(self.carried.answering, current)
             return False
         if bound is Bound.NEW:
             # No conversation to lose: bound with the context the agent names (one write).
-            self._binds_to = current
+            self.carried.binds_to = current
             return True
         # Bound before the thread is told: a function taking over finds the session
         # bound and does not tell it again (at most once, as a context change).
@@ -396,7 +386,7 @@ class TurnRun:
             was=was,
             now=current,
         )
-        self.reply.notice(
+        self.carried.reply.notice(
             notices.AGENT_CHANGED if bound is Bound.CHANGED else notices.UNBOUND_CONVERSATION
         )
         return True
@@ -404,9 +394,9 @@ class TurnRun:
     def _withdraw(self, question: OpenQuestion, current: str) -> None:
         """The agent that asked is gone: the question closes unanswered, the turn ends."""
         log.warning("answer_withdrawn", turn=self.turn.id, question=question.key, now=current)
-        self.answering = self.questions.withdraw(question) or self.answering
+        self.carried.answering = self.questions.withdraw(question) or self.carried.answering
         self.claim.change_session(Bind(current))
-        self.reply.notice(notices.QUESTION_WITHDRAWN)
+        self.carried.reply.notice(notices.QUESTION_WITHDRAWN)
         self._finish_turn("agent_changed")
 
     def _failed(self, error: AgentError) -> list[Action]:
@@ -414,7 +404,7 @@ class TurnRun:
         return self._handle(CallFailed(error.failure, error.retry_after, error.reason))
 
     def _handle(self, event: Event) -> list[Action]:
-        return self.machine.handle(event, self.clock.time(), self.deps.ids.random())
+        return self.carried.machine.handle(event, self.clock.time(), self.deps.ids.random())
 
     def _follow(
         self,
@@ -437,7 +427,7 @@ class TurnRun:
                 actions.extend(
                     self._observe(event, persisted=reads_task and isinstance(event, Task))
                 )
-                if self.machine.state.phase == Phase.DONE:
+                if self.carried.machine.state.phase == Phase.DONE:
                     return actions  # ended with the stream still open (the longest turn)
                 self._checkpoint_now(force=False)
             if self.clock.monotonic() >= self.deadline:
@@ -447,10 +437,10 @@ class TurnRun:
                 "a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error)
             )
             if send:
-                self.reply.show(self.assembler.finish())
+                self.carried.reply.show(self.carried.assembler.finish())
             return actions + self._failed(error)
         if send:
-            self.reply.show(self.assembler.finish())
+            self.carried.reply.show(self.carried.assembler.finish())
         return actions + self._handle(StreamClosed())
 
     def _observe(self, event: StreamEvent, persisted: bool = False) -> list[Action]:
@@ -460,27 +450,27 @@ class TurnRun:
         Message) is ignored everywhere: nothing of it is shown or learnt.
         """
         seen = StreamEventSeen.of(event)
-        if not self.machine.admits(seen):
+        if not self.carried.machine.admits(seen):
             log.info(
                 "a2a_event_ignored",
                 turn=self.turn.id,
                 kind=type(event).__name__,
                 task=seen.task_id,
-                followed=self.machine.state.task_id,
+                followed=self.carried.machine.state.task_id,
             )
             return []
-        self.task.saw(event, self.clock.time(), persisted=persisted)
+        self.carried.task.saw(event, self.clock.time(), persisted=persisted)
         actions = self._handle(seen)
         if self._named_task_just_now():
             # Saved before any call that can fail (Slack, the context's write):
             # a function taking over reads this task, never sends the turn again.
             self._checkpoint_now(force=True)
-        self.reply.show(self.assembler.feed(event))
+        self.carried.reply.show(self.carried.assembler.feed(event))
         self._learn_context(event.context_id)
         return actions
 
     def _named_task_just_now(self) -> bool:
-        task_id = self.machine.state.task_id
+        task_id = self.carried.machine.state.task_id
         if task_id and self.session.task_id != task_id:
             self.session.task_id = task_id
             return True
@@ -491,8 +481,8 @@ class TurnRun:
             task = self.client.get_task(self._task_id())
         except AgentError as error:
             return self._failed(error)
-        changed = self.task.read(task, self.clock.time())
-        self.reply.show(self.assembler.feed(task))
+        changed = self.carried.task.read(task, self.clock.time())
+        self.carried.reply.show(self.carried.assembler.feed(task))
         self._learn_context(task.context_id)
         self._checkpoint_now(force=False)
         return self._handle(TaskRead(task.status.state, changed))
@@ -513,7 +503,7 @@ class TurnRun:
         A task that does not stop (``AgentClient.cancel_until_stopped``) is
         told as one that could not be stopped.
         """
-        task_id = self.machine.state.task_id
+        task_id = self.carried.machine.state.task_id
         stopped = task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id)
         self._tell(notice.after(stopped))
 
@@ -526,30 +516,30 @@ class TurnRun:
         # Kept before the thread is told: a function taking over finds the new
         # context and does not tell it again (at most once: a function dying
         # between the two loses the notice rather than show it twice).
-        self.claim.change_session(LearnContext(context_id, self._binds_to))
-        self._binds_to = None
+        self.claim.change_session(LearnContext(context_id, self.carried.binds_to))
+        self.carried.binds_to = None
         if changed:
-            self.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
+            self.carried.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
 
     # Ending and pausing --------------------------------------------------------
 
     def _finish(self, outcome: str) -> None:
-        self.reply.show(self.assembler.finish())
-        answered = bool(self.assembler.answer_text.strip())
-        match ending(outcome, answered, self.task.status):
+        self.carried.reply.show(self.carried.assembler.finish())
+        answered = bool(self.carried.assembler.answer_text.strip())
+        match ending(outcome, answered, self.carried.task.status):
             case Paused():
-                self.reply.finish(paused=True)
+                self.carried.reply.finish(paused=True)
                 self._pause()  # waits for a person, or ends the turn
                 return
             case Told(notice=notice):
-                self.telling.ends_with(outcome)
+                self.carried.telling.ends_with(outcome)
                 self._tell(notice)
             case Answered():
-                self.telling.ends_with(outcome)
-                self.reply.finish(feedback_blocks(self.turn.id, self.backend.name))
+                self.carried.telling.ends_with(outcome)
+                self.carried.reply.finish(feedback_blocks(self.turn.id, self.backend.name))
             case Quiet():
-                self.telling.ends_with(outcome)
-                self.reply.finish()
+                self.carried.telling.ends_with(outcome)
+                self.carried.reply.finish()
         self._end(outcome)
 
     def _end(self, outcome: str) -> None:
@@ -560,19 +550,19 @@ class TurnRun:
 
     def _tell(self, notice: str) -> None:
         """Post ``notice`` once, even if this function dies here (``shared.core.telling``)."""
-        match self.telling.tell():
+        match self.carried.telling.tell():
             case Tell.IN_TURN:
                 self._checkpoint_now(force=True)
-                self.reply.notice(notice)
+                self.carried.reply.notice(notice)
             case Tell.AGAIN:
-                self.reply.notice(notice)
+                self.carried.reply.notice(notice)
             case Tell.END:
-                self.reply.finish()  # all of the answer first, so the taker has nothing to show
+                self.carried.reply.finish()  # all of the answer first, so the taker has nothing to show
                 self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
                 try:
-                    self.reply.notice(notice)
+                    self.carried.reply.notice(notice)
                 except SlackApiError:
-                    self.telling.not_shown()
+                    self.carried.telling.not_shown()
                     self._checkpoint_now(force=True)
                     raise
 
@@ -582,7 +572,7 @@ class TurnRun:
             return False
         log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
         self.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
-        self.telling.told = checkpoint.told
+        self.carried.telling.told = checkpoint.told
         self._end(checkpoint.told)
         return True
 
@@ -596,7 +586,7 @@ class TurnRun:
         self.claim.write_turn(
             status="done",
             outcome=outcome,
-            task_id=self.machine.state.task_id,
+            task_id=self.carried.machine.state.task_id,
             **NO_CHECKPOINT.fields(),
             expire_at=self.clock.now() + DONE_TURNS_KEPT,
         )
@@ -604,7 +594,7 @@ class TurnRun:
 
     def _pause(self) -> None:
         """The task asks a person: show the prompt and wait, or end a turn whose pause is unusable."""
-        status = self.task.status
+        status = self.carried.task.status
         assert status is not None
         pause = read_pause(
             self.backend.dialect,
@@ -620,7 +610,7 @@ class TurnRun:
         decision = lifecycle.asked(
             pause,
             self.questions.get(pause.key),
-            self.answering,
+            self.carried.answering,
             self.binding.interactions.allowed(),
             Place(self.session.id, turn.id, self.binding.name, turn.channel, turn.thread_ts),
             prompt_fits=not isinstance(render_prompt(progress_for(pause)), Unusable),
@@ -629,7 +619,7 @@ class TurnRun:
             case RefusePause(reason=reason):
                 self._refuse_pause(reason)
             case QuestionsNotAllowed(close=existing):
-                self.telling.ends_with("unusable_pause")
+                self.carried.telling.ends_with("unusable_pause")
                 self._cancel(notices.QUESTIONS_NOT_ALLOWED)
                 self.questions.close(existing)
                 self._end("unusable_pause")
@@ -642,7 +632,7 @@ class TurnRun:
         """Show the question ``asked`` decided on, and wait for people (or deny at once)."""
         self.questions.close(ask.close)  # answered; the agent asks something new
         if ask.retried:  # the answer was not taken: the question is open again
-            self.reply.notice(notices.REQUEST_FAILED)
+            self.carried.reply.notice(notices.REQUEST_FAILED)
         question = ask.question
         if ask.deny:
             self._send_answer(self.questions.deny_all(question))
@@ -669,7 +659,7 @@ class TurnRun:
 
     def _refuse_pause(self, reason: str) -> None:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
-        self.telling.ends_with("unusable_pause")
+        self.carried.telling.ends_with("unusable_pause")
         self._cancel(notices.UNUSABLE_PAUSE)
         self._end("unusable_pause")
 
@@ -687,7 +677,7 @@ class TurnRun:
             case Next.READ_TASK:
                 self._run(self._handle(Unpaused()))
             case Next.TIME_OUT:
-                self.telling.ends_with("question_timed_out")
+                self.carried.telling.ends_with("question_timed_out")
                 self._cancel(notices.QUESTION_TIMED_OUT)
                 self._end("question_timed_out")
             case Next.NOTHING:
@@ -700,21 +690,21 @@ class TurnRun:
             paused: Task | None = self.client.get_task(task_id)
         except AgentError:
             paused = None  # answered without it (contract, Tool calls and results)
-        self.answering = question
-        self.assembler = ReplyAssembler.for_answer(paused)
-        self.reply = self._new_reply()
-        self.machine = self.machine.for_answer(self.clock.time())
+        self.carried.answering = question
+        self.carried.assembler = ReplyAssembler.for_answer(paused)
+        self.carried.reply = self._new_reply()
+        self.carried.machine = self.carried.machine.for_answer(self.clock.time())
         self.claim.write_turn(status="running", shown_steps={})  # the answer's reply is a new one
         self.turn.shown_steps = {}
         self._show_working()
-        self.reply.working()
+        self.carried.reply.working()
         # The card first: an answer goes only to the agent that asked.
         self._run(self._handle(Started(protocol="", can_subscribe=True)))
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
-        self.machine.hand_over()
-        self.reply.suspend()
+        self.carried.machine.hand_over()
+        self.carried.reply.suspend()
         generation = self.claim.advance_generation(lease=self.settings.lease)
         self._checkpoint_now(force=True)
         self.tasks.follow(generation)
@@ -722,7 +712,7 @@ class TurnRun:
 
     def _sleep_until(self, at: float, timer: WaitTimer) -> None:
         """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
-        self.reply.suspend()
+        self.carried.reply.suspend()
         wake = datetime.fromtimestamp(at, UTC)
         generation = self.claim.advance_generation(
             lease=wake - self.clock.now() + self.settings.lease
@@ -752,37 +742,24 @@ class TurnRun:
     # Checkpoints ----------------------------------------------------------------
 
     def _checkpoint_now(self, force: bool, renew: bool = True) -> None:
-        self.claim.save(self._checkpoint, self.reply.posted, force, renew)
-
-    def _checkpoint(self) -> Checkpoint:
-        return Checkpoint(
-            machine=self.machine.state.to_dict(),
-            reply=self.assembler.to_state(),
-            slack=self.reply.to_state(),
-            snapshot=self.task.snapshot,
-            answering=self.answering.key if self.answering else None,
-            told=self.telling.told,
-            observed_at=self.task.observed_at,
-            caught_up=self.task.caught_up,
-            reconcile_every=self.settings.follow_budget_seconds,
-            binds_to=self._binds_to,
-        )
+        checkpoint = partial(self.carried.checkpoint, self.settings.follow_budget_seconds)
+        self.claim.save(checkpoint, self.carried.reply.posted, force, renew)
 
     def _restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
         if checkpoint is None:
             return
         answering = checkpoint.answering
-        self.answering = self.questions.get(answering)
+        self.carried.answering = self.questions.get(answering)
         state = TurnState.from_dict(checkpoint.machine)
-        self.machine = TurnMachine(state, timings(self.settings, self.binding))
-        self.assembler = ReplyAssembler.from_state(checkpoint.reply)
-        self.reply.restore(
+        self.carried.machine = TurnMachine(state, timings(self.settings, self.binding))
+        self.carried.assembler = ReplyAssembler.from_state(checkpoint.reply)
+        self.carried.reply.restore(
             checkpoint.slack, taken_over=taken_over, shown_steps=self.turn.shown_steps
         )
-        self.task = TaskView.restored(
+        self.carried.task = TaskView.restored(
             checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
         )
-        self._binds_to = checkpoint.binds_to
+        self.carried.binds_to = checkpoint.binds_to
         self.session.task_id = state.task_id
 
     def _new_reply(self) -> ThreadReply:
@@ -812,8 +789,10 @@ class TurnRun:
         return TurnMachine(state, timings(self.settings, self.binding))
 
     def _message(self) -> OutgoingMessage:
-        if self.answering is not None:
-            return answer_message(self.answering.current, self.answering.answer_message_id)
+        if self.carried.answering is not None:
+            return answer_message(
+                self.carried.answering.current, self.carried.answering.answer_message_id
+            )
         if self.turn.trigger:
             # A turn a trigger started: no person wrote it, so no actor and no prefix.
             return OutgoingMessage(
@@ -830,7 +809,7 @@ class TurnRun:
         )
 
     def _task_id(self) -> str:
-        task_id = self.machine.state.task_id
+        task_id = self.carried.machine.state.task_id
         assert task_id is not None
         return task_id
 

@@ -1,0 +1,53 @@
+"""What a run holds of the turn it carries, shared by the run's parts.
+
+``TurnRun`` and its parts (``shared.turn_stream``'s follower, the pause
+side) act on one ``Carried``: a part replaces a member (a restored
+checkpoint's machine, an answer's new reply) and the others see it at once.
+It is what the checkpoint keeps (``checkpoint``), with the claim's write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shared.checkpoint import Checkpoint
+from shared.core.questions import OpenQuestion
+from shared.core.reply import ReplyAssembler
+from shared.core.task_view import TaskView
+from shared.core.telling import Telling
+from shared.core.turn_machine import TurnMachine
+from shared.slack.reply import ThreadReply
+
+
+@dataclass
+class Carried:
+    """The turn as this function carries it."""
+
+    reply: ThreadReply
+    machine: TurnMachine
+    """A new turn's machine, until a checkpoint is restored or the turn begins."""
+    assembler: ReplyAssembler = field(default_factory=ReplyAssembler)
+    task: TaskView = field(default_factory=TaskView)
+    """What this run knows of the agent's task (see ``shared.core.task_view``)."""
+    telling: Telling = field(default_factory=Telling)
+    """What the thread was told of the turn's end (see ``shared.core.telling``)."""
+    answering: OpenQuestion | None = None
+    """The question whose answer this run sends (None for the turn itself)."""
+    binds_to: str | None = None
+    """The incarnation a session with no context is bound to with the context it learns
+    (one write for both; checkpointed until then)."""
+
+    def checkpoint(self, reconcile_every: float) -> Checkpoint:
+        """What a function taking the turn over continues from."""
+        return Checkpoint(
+            machine=self.machine.state.to_dict(),
+            reply=self.assembler.to_state(),
+            slack=self.reply.to_state(),
+            snapshot=self.task.snapshot,
+            answering=self.answering.key if self.answering else None,
+            told=self.telling.told,
+            observed_at=self.task.observed_at,
+            caught_up=self.task.caught_up,
+            reconcile_every=reconcile_every,
+            binds_to=self.binds_to,
+        )
