@@ -31,7 +31,7 @@ not the session's current one is stale and does nothing.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import partial
@@ -45,11 +45,10 @@ from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint
 from shared.config import Binding
-from shared.core import agent_session, incarnation, notices
+from shared.core import agent_session, notices
 from shared.core import questions as lifecycle
-from shared.core.answers import answer_message, progress_for
-from shared.core.incarnation import Bound
-from shared.core.model import OutgoingMessage, StreamEvent, Task
+from shared.core.answers import progress_for
+from shared.core.model import Task
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.pauses import Unusable, read_pause
 from shared.core.questions import (
@@ -62,7 +61,7 @@ from shared.core.questions import (
     SendAnswer,
 )
 from shared.core.reply import ReplyAssembler
-from shared.core.session import Bind, CloseQuestion, ForgetContext, LearnContext, Session
+from shared.core.session import CloseQuestion, ForgetContext, Session
 from shared.core.task_view import TaskView
 from shared.core.telling import Tell
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
@@ -70,11 +69,9 @@ from shared.core.turn_machine import (
     Action,
     CallFailed,
     Cancel,
-    CardRead,
     Event,
     Failure,
     Finish,
-    LookedUp,
     LookUp,
     Notify,
     Phase,
@@ -83,10 +80,7 @@ from shared.core.turn_machine import (
     Resumed,
     Send,
     Started,
-    StreamClosed,
-    StreamEventSeen,
     Subscribe,
-    TaskRead,
     TimerFired,
     TurnMachine,
     TurnState,
@@ -100,13 +94,13 @@ from shared.fence import FencedChat
 from shared.ports import Chat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.settings import Settings
-from shared.slack.people import actor_for, turn_text
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
+from shared.turn_stream import StreamFollower
 from shared.turn_tasks import TurnTasks
 
 log = structlog.get_logger()
@@ -175,6 +169,22 @@ class TurnRun:
         """The hand-over and timers that carry the turn on later (see ``shared.turn_tasks``)."""
         self.carried = Carried(reply=self._new_reply(), machine=self._new_machine())
         """The turn as this run carries it, shared with its parts (``shared.turn_carried``)."""
+        self.follower = StreamFollower(
+            self.carried,
+            self.claim,
+            self.client,
+            binding=binding,
+            backend=self.backend,
+            questions=self.questions,
+            store=deps.store,
+            chat=self.chat,
+            clock=deps.clock,
+            ids=deps.ids,
+            deadline=deadline,
+            checkpoint_now=self._checkpoint_now,
+            finish_turn=self._finish_turn,
+        )
+        """The run's calls to the agent and what they change (``shared.turn_stream``)."""
 
     @property
     def session(self) -> Session:
@@ -216,7 +226,7 @@ class TurnRun:
                     self._pause_taken_over()  # paused on a question when it stopped
                 else:
                     self._show_working()
-                    self._run(self._handle(Resumed()))
+                    self._run(self.follower.handle(Resumed()))
             return
         # One write: the fence, running, and begun (a function that takes over
         # later cannot know whether this one reached the agent).
@@ -236,7 +246,7 @@ class TurnRun:
             # checkpoint: whether the agent got it is unknown.
             self.carried.machine.handle(first, self.clock.time())
             first = CallFailed(Failure.UNKNOWN)
-        self._run(self._handle(first))
+        self._run(self.follower.handle(first))
 
     def _resume(self, timer: Timer | None) -> None:
         checkpoint = self.claim.load()
@@ -250,7 +260,7 @@ class TurnRun:
             self._question_timed_out(timer.key)
             return
         self._show_working()  # processing lapses after an hour: each function says so anew
-        self._run(self._handle(Resumed() if timer is None else TimerFired(timer)))
+        self._run(self.follower.handle(Resumed() if timer is None else TimerFired(timer)))
 
     def _answer(self, key: str) -> None:
         question = self.questions.get(key)
@@ -276,7 +286,7 @@ class TurnRun:
         self._restore(checkpoint)
         self.carried.reply.stopped(self.turn.stopped_streams)
         self.questions.stopped(self.turn.id, who)
-        task_id = self.carried.machine.state.task_id or self._task_of_the_message()
+        task_id = self.carried.machine.state.task_id or self.follower.task_of_the_message()
         stopped = task_id is None if not self.turn.attempted else False
         if task_id is not None:
             stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
@@ -296,26 +306,28 @@ class TurnRun:
             self.fence.check()
             match action:
                 case ReadCard():
-                    pending.extend(self._read_card())
+                    pending.extend(self.follower.read_card())
                 case Send():
                     self.fence.confirm()  # never sent again by a carrier a stop took it from
                     pending.extend(
-                        self._follow(
-                            lambda: self.client.send(self._message(), until=self.deadline),
+                        self.follower.follow(
+                            lambda: self.client.send(self.follower.message(), until=self.deadline),
                             send=True,
                         )
                     )
                 case Subscribe():
                     pending.extend(
-                        self._follow(
-                            partial(self.client.subscribe, self._task_id(), until=self.deadline),
+                        self.follower.follow(
+                            partial(
+                                self.client.subscribe, self.follower.task_id(), until=self.deadline
+                            ),
                             reads_task=True,
                         )
                     )
                 case ReadTask():
-                    pending.extend(self._read_task())
+                    pending.extend(self.follower.read_task())
                 case LookUp():
-                    pending.extend(self._look_up())
+                    pending.extend(self.follower.look_up())
                 case Cancel(notice=notice):
                     self.carried.telling.ends_with(_outcome_in(pending))
                     self._cancel(notice)
@@ -325,7 +337,7 @@ class TurnRun:
                         self.clock.monotonic() + wait < self.deadline
                     ):
                         self.clock.sleep(max(0.0, wait))
-                        pending.extend(self._handle(TimerFired(timer)))
+                        pending.extend(self.follower.handle(TimerFired(timer)))
                     else:
                         self._sleep_until(at, timer)
                         return
@@ -338,165 +350,6 @@ class TurnRun:
         if self.carried.machine.state.phase == Phase.FOLLOW:
             self._hand_over()  # the stream was cut at the deadline, still open
 
-    def _read_card(self) -> list[Action]:
-        """The card says which protocol is on the wire, and which agent this is.
-
-        Before the turn's first send the session's binding is checked
-        (``shared.core.incarnation``): a session bound to another agent, or
-        never bound, does not carry the turn into its old context.
-        """
-        try:
-            card = self.client.card()
-        except AgentError as error:
-            return self._failed(error)
-        assert card.protocol_version is not None  # a usable card has one
-        if not self._check_binding(card.identity):
-            return []  # an answer its agent can no longer take: the turn has ended
-        return self._handle(
-            CardRead(card.protocol_version, has_context=self.session.context_id is not None)
-        )
-
-    def _check_binding(self, agent_identity: str) -> bool:
-        """Whether the send may go on: a turn binds the session to the agent it talks to (a
-        changed agent starts a new conversation); an answer goes only to the agent that asked."""
-        current = incarnation.incarnation(
-            self.binding.name, self.backend.dialect, self.backend.endpoint, agent_identity
-        )
-        bound = incarnation.check(
-            self.session.incarnation, self.session.context_id is not None, current
-        )
-        if bound is Bound.SAME:
-            return True
-        if self.carried.answering is not None:
-            self._withdraw(self.carried.answering, current)
-            return False
-        if bound is Bound.NEW:
-            # No conversation to lose: bound with the context the agent names (one write).
-            self.carried.binds_to = current
-            return True
-        # Bound before the thread is told: a function taking over finds the session
-        # bound and does not tell it again (at most once, as a context change).
-        was = self.session.incarnation
-        self.claim.change_session(Bind(current))
-        log.warning(
-            "session_rebound",
-            session=self.session.id,
-            turn=self.turn.id,
-            bound=bound.value,
-            was=was,
-            now=current,
-        )
-        self.carried.reply.notice(
-            notices.AGENT_CHANGED if bound is Bound.CHANGED else notices.UNBOUND_CONVERSATION
-        )
-        return True
-
-    def _withdraw(self, question: OpenQuestion, current: str) -> None:
-        """The agent that asked is gone: the question closes unanswered, the turn ends."""
-        log.warning("answer_withdrawn", turn=self.turn.id, question=question.key, now=current)
-        self.carried.answering = self.questions.withdraw(question) or self.carried.answering
-        self.claim.change_session(Bind(current))
-        self.carried.reply.notice(notices.QUESTION_WITHDRAWN)
-        self._finish_turn("agent_changed")
-
-    def _failed(self, error: AgentError) -> list[Action]:
-        """A call to the agent failed: what the machine does next."""
-        return self._handle(CallFailed(error.failure, error.retry_after, error.reason))
-
-    def _handle(self, event: Event) -> list[Action]:
-        return self.carried.machine.handle(event, self.clock.time(), self.deps.ids.random())
-
-    def _follow(
-        self,
-        open_stream: Callable[[], Iterator[StreamEvent]],
-        *,
-        send: bool = False,
-        reads_task: bool = False,
-    ) -> list[Action]:
-        """Follow one stream to its end, its failure or the deadline.
-
-        When the stream is the send's and it ends or fails, the tool results
-        still waiting for their call are shown (contract, Tool calls and
-        results); not at a deadline cut, where the stream goes on in another
-        function. ``reads_task``: the stream's Tasks are reads of the persisted
-        task (a subscription's snapshot), not live events.
-        """
-        actions: list[Action] = []
-        try:
-            for event in open_stream():
-                actions.extend(
-                    self._observe(event, persisted=reads_task and isinstance(event, Task))
-                )
-                if self.carried.machine.state.phase == Phase.DONE:
-                    return actions  # ended with the stream still open (the longest turn)
-                self._checkpoint_now(force=False)
-            if self.clock.monotonic() >= self.deadline:
-                return actions  # cut at the deadline: ``_run`` hands over
-        except AgentError as error:
-            log.info(
-                "a2a_call_failed", turn=self.turn.id, error=type(error).__name__, detail=str(error)
-            )
-            if send:
-                self.carried.reply.show(self.carried.assembler.finish())
-            return actions + self._failed(error)
-        if send:
-            self.carried.reply.show(self.carried.assembler.finish())
-        return actions + self._handle(StreamClosed())
-
-    def _observe(self, event: StreamEvent, persisted: bool = False) -> list[Action]:
-        """Show what an event changes, learn its ids, and tell the machine.
-
-        An event the machine does not admit (another task's, an ignored
-        Message) is ignored everywhere: nothing of it is shown or learnt.
-        """
-        seen = StreamEventSeen.of(event)
-        if not self.carried.machine.admits(seen):
-            log.info(
-                "a2a_event_ignored",
-                turn=self.turn.id,
-                kind=type(event).__name__,
-                task=seen.task_id,
-                followed=self.carried.machine.state.task_id,
-            )
-            return []
-        self.carried.task.saw(event, self.clock.time(), persisted=persisted)
-        actions = self._handle(seen)
-        if self._named_task_just_now():
-            # Saved before any call that can fail (Slack, the context's write):
-            # a function taking over reads this task, never sends the turn again.
-            self._checkpoint_now(force=True)
-        self.carried.reply.show(self.carried.assembler.feed(event))
-        self._learn_context(event.context_id)
-        return actions
-
-    def _named_task_just_now(self) -> bool:
-        task_id = self.carried.machine.state.task_id
-        if task_id and self.session.task_id != task_id:
-            self.session.task_id = task_id
-            return True
-        return False
-
-    def _read_task(self) -> list[Action]:
-        try:
-            task = self.client.get_task(self._task_id())
-        except AgentError as error:
-            return self._failed(error)
-        changed = self.carried.task.read(task, self.clock.time())
-        self.carried.reply.show(self.carried.assembler.feed(task))
-        self._learn_context(task.context_id)
-        self._checkpoint_now(force=False)
-        return self._handle(TaskRead(task.status.state, changed))
-
-    def _look_up(self) -> list[Action]:
-        context_id = self.session.context_id
-        if not context_id:
-            return self._handle(LookedUp(None))
-        try:
-            task = self.client.task_holding_message(context_id, self._message().message_id)
-        except AgentError as error:
-            return self._failed(error)
-        return self._handle(LookedUp(task.id if task else None))
-
     def _cancel(self, notice: notices.CancelNotice) -> None:
         """Cancel the task, then tell the thread ``notice`` as it went (contract, Methods).
 
@@ -506,20 +359,6 @@ class TurnRun:
         task_id = self.carried.machine.state.task_id
         stopped = task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id)
         self._tell(notice.after(stopped))
-
-    # Showing ------------------------------------------------------------------
-
-    def _learn_context(self, context_id: str | None) -> None:
-        if not context_id or context_id == self.session.context_id:
-            return
-        changed = self.session.context_id is not None
-        # Kept before the thread is told: a function taking over finds the new
-        # context and does not tell it again (at most once: a function dying
-        # between the two loses the notice rather than show it twice).
-        self.claim.change_session(LearnContext(context_id, self.carried.binds_to))
-        self.carried.binds_to = None
-        if changed:
-            self.carried.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
 
     # Ending and pausing --------------------------------------------------------
 
@@ -598,7 +437,7 @@ class TurnRun:
         assert status is not None
         pause = read_pause(
             self.backend.dialect,
-            self._task_id(),
+            self.follower.task_id(),
             self.session.context_id,
             status,
             session=self.session.id,
@@ -675,7 +514,7 @@ class TurnRun:
                 assert question is not None
                 self._send_answer(question)
             case Next.READ_TASK:
-                self._run(self._handle(Unpaused()))
+                self._run(self.follower.handle(Unpaused()))
             case Next.TIME_OUT:
                 self.carried.telling.ends_with("question_timed_out")
                 self._cancel(notices.QUESTION_TIMED_OUT)
@@ -685,7 +524,7 @@ class TurnRun:
 
     def _send_answer(self, question: OpenQuestion) -> None:
         """Read the paused task once (its tool parts count as delivered), then send the answer."""
-        task_id = self._task_id()
+        task_id = self.follower.task_id()
         try:
             paused: Task | None = self.client.get_task(task_id)
         except AgentError:
@@ -699,7 +538,7 @@ class TurnRun:
         self._show_working()
         self.carried.reply.working()
         # The card first: an answer goes only to the agent that asked.
-        self._run(self._handle(Started(protocol="", can_subscribe=True)))
+        self._run(self.follower.handle(Started(protocol="", can_subscribe=True)))
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
@@ -727,17 +566,6 @@ class TurnRun:
             self.thread_status.show(agent_session.working(None, turn.title or ""))
         else:
             self.thread_status.show(agent_session.working(turn.user, turn.text))
-
-    def _task_of_the_message(self) -> str | None:
-        """The task holding the turn's message, when the agent never named it to us (or None)."""
-        context_id = self.session.context_id
-        if not self.turn.attempted or not context_id:
-            return None
-        try:
-            task = self.client.task_holding_message(context_id, self._message().message_id)
-        except AgentError:
-            return None
-        return task.id if task else None
 
     # Checkpoints ----------------------------------------------------------------
 
@@ -787,31 +615,6 @@ class TurnRun:
             started_at=self.clock.time(), has_context=self.session.context_id is not None
         )
         return TurnMachine(state, timings(self.settings, self.binding))
-
-    def _message(self) -> OutgoingMessage:
-        if self.carried.answering is not None:
-            return answer_message(
-                self.carried.answering.current, self.carried.answering.answer_message_id
-            )
-        if self.turn.trigger:
-            # A turn a trigger started: no person wrote it, so no actor and no prefix.
-            return OutgoingMessage(
-                message_id=self.turn.message_id,
-                text=self.turn.text,
-                context_id=self.session.context_id,
-            )
-        actor = actor_for(self.store, self.chat, self.turn.user)
-        return OutgoingMessage(
-            message_id=self.turn.message_id,
-            text=turn_text(actor, self.turn.text, mentioned=self.turn.mentioned),
-            context_id=self.session.context_id,
-            actor=actor,
-        )
-
-    def _task_id(self) -> str:
-        task_id = self.carried.machine.state.task_id
-        assert task_id is not None
-        return task_id
 
 
 def _outcome_in(actions: deque[Action]) -> str | None:
