@@ -37,12 +37,10 @@ from datetime import UTC, datetime
 from functools import partial
 
 import structlog
-from slack_sdk.errors import SlackApiError
 
 from shared.a2a.client import AgentClient
 from shared.a2a.errors import AgentError
 from shared.bootstrap import Deps
-from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint
 from shared.config import Binding
 from shared.core import agent_session, notices
@@ -61,9 +59,8 @@ from shared.core.questions import (
     SendAnswer,
 )
 from shared.core.reply import ReplyAssembler
-from shared.core.session import CloseQuestion, ForgetContext, Session
+from shared.core.session import Session
 from shared.core.task_view import TaskView
-from shared.core.telling import Tell
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
@@ -97,9 +94,10 @@ from shared.settings import Settings
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
-from shared.store import DONE_TURNS_KEPT, Turn
+from shared.store import Turn
 from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
+from shared.turn_ending import TurnEnding
 from shared.turn_stream import StreamFollower
 from shared.turn_tasks import TurnTasks
 
@@ -182,9 +180,19 @@ class TurnRun:
             ids=deps.ids,
             deadline=deadline,
             checkpoint_now=self._checkpoint_now,
-            finish_turn=self._finish_turn,
+            finish_turn=lambda outcome: self.ending.finish_turn(outcome),
         )
         """The run's calls to the agent and what they change (``shared.turn_stream``)."""
+        self.ending = TurnEnding(
+            self.carried,
+            self.claim,
+            self.client,
+            questions=self.questions,
+            thread_status=self.thread_status,
+            clock=deps.clock,
+            checkpoint_now=self._checkpoint_now,
+        )
+        """How the turn ends, and its notices told once (``shared.turn_ending``)."""
 
     @property
     def session(self) -> Session:
@@ -220,7 +228,7 @@ class TurnRun:
         checkpoint = self.claim.load()
         if checkpoint is not None:
             self.claim.write_turn()  # the fence first: the function that died can write no more
-            if not self._ended_already(checkpoint):
+            if not self.ending.ended_already(checkpoint):
                 self._restore(checkpoint, taken_over=True)
                 if self.carried.machine.state.phase == Phase.DONE:
                     self._pause_taken_over()  # paused on a question when it stopped
@@ -253,7 +261,7 @@ class TurnRun:
         if checkpoint is None:
             return
         self.claim.write_turn()  # the fence first: a stalled earlier carrier can write no more
-        if self._ended_already(checkpoint):
+        if self.ending.ended_already(checkpoint):
             return
         self._restore(checkpoint)
         if isinstance(timer, QuestionTimer):
@@ -292,7 +300,7 @@ class TurnRun:
             stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
         self.carried.reply.notice(notices.STOPPED.after(stopped), who=who)
         log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
-        self._finish_turn("stopped")
+        self.ending.finish_turn("stopped")
 
     # The loop -------------------------------------------------------------------
 
@@ -330,7 +338,7 @@ class TurnRun:
                     pending.extend(self.follower.look_up())
                 case Cancel(notice=notice):
                     self.carried.telling.ends_with(_outcome_in(pending))
-                    self._cancel(notice)
+                    self.ending.cancel(notice)
                 case WaitUntil(at=at, timer=timer):
                     wait = at - self.clock.time()
                     if wait <= self.settings.inline_wait_seconds and (
@@ -343,22 +351,12 @@ class TurnRun:
                         return
                 case Notify(text=text):
                     self.carried.telling.ends_with(_outcome_in(pending))
-                    self._tell(text)
+                    self.ending.tell(text)
                 case Finish(outcome=outcome):
                     self._finish(outcome)
                     return
         if self.carried.machine.state.phase == Phase.FOLLOW:
             self._hand_over()  # the stream was cut at the deadline, still open
-
-    def _cancel(self, notice: notices.CancelNotice) -> None:
-        """Cancel the task, then tell the thread ``notice`` as it went (contract, Methods).
-
-        A task that does not stop (``AgentClient.cancel_until_stopped``) is
-        told as one that could not be stopped.
-        """
-        task_id = self.carried.machine.state.task_id
-        stopped = task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id)
-        self._tell(notice.after(stopped))
 
     # Ending and pausing --------------------------------------------------------
 
@@ -372,64 +370,14 @@ class TurnRun:
                 return
             case Told(notice=notice):
                 self.carried.telling.ends_with(outcome)
-                self._tell(notice)
+                self.ending.tell(notice)
             case Answered():
                 self.carried.telling.ends_with(outcome)
                 self.carried.reply.finish(feedback_blocks(self.turn.id, self.backend.name))
             case Quiet():
                 self.carried.telling.ends_with(outcome)
                 self.carried.reply.finish()
-        self._end(outcome)
-
-    def _end(self, outcome: str) -> None:
-        """The turn ends with ``outcome`` (told, if it was to be told)."""
-        if outcome == "session_gone":
-            self.claim.change_session(ForgetContext())
-        self._finish_turn(outcome)
-
-    def _tell(self, notice: str) -> None:
-        """Post ``notice`` once, even if this function dies here (``shared.core.telling``)."""
-        match self.carried.telling.tell():
-            case Tell.IN_TURN:
-                self._checkpoint_now(force=True)
-                self.carried.reply.notice(notice)
-            case Tell.AGAIN:
-                self.carried.reply.notice(notice)
-            case Tell.END:
-                self.carried.reply.finish()  # all of the answer first, so the taker has nothing to show
-                self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
-                try:
-                    self.carried.reply.notice(notice)
-                except SlackApiError:
-                    self.carried.telling.not_shown()
-                    self._checkpoint_now(force=True)
-                    raise
-
-    def _ended_already(self, checkpoint: Checkpoint | None) -> bool:
-        """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it."""
-        if checkpoint is None or checkpoint.told is None:
-            return False
-        log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
-        self.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
-        self.carried.telling.told = checkpoint.told
-        self._end(checkpoint.told)
-        return True
-
-    def _finish_turn(self, outcome: str) -> None:
-        """Record the end of the turn (its notice, if any, is shown); its questions close."""
-        self.questions.close_all(self.turn.id)
-        if self.session.open_question:
-            self.claim.change_session(CloseQuestion())
-        if outcome not in ("completed", "input_required"):
-            log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
-        self.claim.write_turn(
-            status="done",
-            outcome=outcome,
-            task_id=self.carried.machine.state.task_id,
-            **NO_CHECKPOINT.fields(),
-            expire_at=self.clock.now() + DONE_TURNS_KEPT,
-        )
-        self.thread_status.show(agent_session.ended(outcome))
+        self.ending.end(outcome)
 
     def _pause(self) -> None:
         """The task asks a person: show the prompt and wait, or end a turn whose pause is unusable."""
@@ -459,9 +407,9 @@ class TurnRun:
                 self._refuse_pause(reason)
             case QuestionsNotAllowed(close=existing):
                 self.carried.telling.ends_with("unusable_pause")
-                self._cancel(notices.QUESTIONS_NOT_ALLOWED)
+                self.ending.cancel(notices.QUESTIONS_NOT_ALLOWED)
                 self.questions.close(existing)
-                self._end("unusable_pause")
+                self.ending.end("unusable_pause")
             case SendAnswer(question=question):
                 self._send_answer(question)
             case Ask():
@@ -499,8 +447,8 @@ class TurnRun:
     def _refuse_pause(self, reason: str) -> None:
         log.warning("pause_unusable", turn=self.turn.id, reason=reason)
         self.carried.telling.ends_with("unusable_pause")
-        self._cancel(notices.UNUSABLE_PAUSE)
-        self._end("unusable_pause")
+        self.ending.cancel(notices.UNUSABLE_PAUSE)
+        self.ending.end("unusable_pause")
 
     def _question_timed_out(self, key: str) -> None:
         """No one answered in time: deny the approval, or cancel the task."""
@@ -517,8 +465,8 @@ class TurnRun:
                 self._run(self.follower.handle(Unpaused()))
             case Next.TIME_OUT:
                 self.carried.telling.ends_with("question_timed_out")
-                self._cancel(notices.QUESTION_TIMED_OUT)
-                self._end("question_timed_out")
+                self.ending.cancel(notices.QUESTION_TIMED_OUT)
+                self.ending.end("question_timed_out")
             case Next.NOTHING:
                 pass
 

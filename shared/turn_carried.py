@@ -9,6 +9,7 @@ It is what the checkpoint keeps (``checkpoint``), with the claim's write.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from shared.checkpoint import Checkpoint
 from shared.core.questions import OpenQuestion
@@ -51,3 +52,9 @@ class Carried:
             reconcile_every=reconcile_every,
             binds_to=self.binds_to,
         )
+
+
+class CheckpointNow(Protocol):
+    """The run's checkpoint: written when ``force``d or due; the lease renewed with it if ``renew``."""
+
+    def __call__(self, force: bool, renew: bool = True) -> None: ...

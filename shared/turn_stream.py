@@ -46,7 +46,7 @@ from shared.ports import Chat, Clock, Ids
 from shared.questions import TurnQuestions
 from shared.slack.people import actor_for, turn_text
 from shared.store import Store
-from shared.turn_carried import Carried
+from shared.turn_carried import Carried, CheckpointNow
 from shared.turn_claim import TurnClaim
 
 log = structlog.get_logger()
@@ -69,7 +69,7 @@ class StreamFollower:
         clock: Clock,
         ids: Ids,
         deadline: float,
-        checkpoint_now: Callable[[bool], None],
+        checkpoint_now: CheckpointNow,
         finish_turn: Callable[[str], None],
     ) -> None:
         self.carried, self.claim, self.client = carried, claim, client
@@ -173,7 +173,7 @@ class StreamFollower:
                 )
                 if self.carried.machine.state.phase == Phase.DONE:
                     return actions  # ended with the stream still open (the longest turn)
-                self._checkpoint_now(False)
+                self._checkpoint_now(force=False)
             if self.clock.monotonic() >= self.deadline:
                 return actions  # cut at the deadline: ``_run`` hands over
         except AgentError as error:
@@ -208,7 +208,7 @@ class StreamFollower:
         if self._named_task_just_now():
             # Saved before any call that can fail (Slack, the context's write):
             # a function taking over reads this task, never sends the turn again.
-            self._checkpoint_now(True)
+            self._checkpoint_now(force=True)
         self.carried.reply.show(self.carried.assembler.feed(event))
         self.learn_context(event.context_id)
         return actions
@@ -228,7 +228,7 @@ class StreamFollower:
         changed = self.carried.task.read(task, self.clock.time())
         self.carried.reply.show(self.carried.assembler.feed(task))
         self.learn_context(task.context_id)
-        self._checkpoint_now(False)
+        self._checkpoint_now(force=False)
         return self.handle(TaskRead(task.status.state, changed))
 
     def look_up(self) -> list[Action]:

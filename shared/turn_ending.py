@@ -1,0 +1,115 @@
+"""How a turn ends: its notices told once, the task cancelled, the end recorded.
+
+Theory of operation: a notice of the turn's end is posted at most once,
+whichever function tells it (``shared.core.telling``): what is recorded
+before the post depends on the notice (a notice in the turn: checkpoint the
+machine, then post; the first of the end: show all of the answer,
+checkpoint the end as ``told``, then post; a later one: just post). A
+function that takes the turn over from a checkpoint whose end is told ends
+it without telling it again (``ended_already``). A cancel is told as it
+went: a task that does not stop is told as one that could not be stopped.
+The end itself (``finish_turn``) closes the turn's questions, writes the
+outcome under the claim, and shows the thread's session as ended.
+"""
+
+from __future__ import annotations
+
+import structlog
+from slack_sdk.errors import SlackApiError
+
+from shared.a2a.client import AgentClient
+from shared.checkpoint import NONE as NO_CHECKPOINT
+from shared.checkpoint import Checkpoint
+from shared.core import agent_session, notices
+from shared.core.session import CloseQuestion, ForgetContext
+from shared.core.telling import Tell
+from shared.core.turn_machine import TurnState
+from shared.ports import Clock
+from shared.questions import TurnQuestions
+from shared.slack.session_status import ThreadStatus
+from shared.store import DONE_TURNS_KEPT
+from shared.turn_carried import Carried, CheckpointNow
+from shared.turn_claim import TurnClaim
+
+log = structlog.get_logger()
+
+
+class TurnEnding:
+    """The end of the turn, and every notice of it."""
+
+    def __init__(
+        self,
+        carried: Carried,
+        claim: TurnClaim,
+        client: AgentClient,
+        *,
+        questions: TurnQuestions,
+        thread_status: ThreadStatus,
+        clock: Clock,
+        checkpoint_now: CheckpointNow,
+    ) -> None:
+        self.carried, self.claim, self.client = carried, claim, client
+        self.turn = claim.turn
+        self.questions, self.thread_status, self.clock = questions, thread_status, clock
+        self._checkpoint_now = checkpoint_now
+        """Checkpoint the turn (forced or not; renewing the lease or not), as the run does."""
+
+    def cancel(self, notice: notices.CancelNotice) -> None:
+        """Cancel the task, then tell the thread ``notice`` as it went (contract, Methods).
+
+        A task that does not stop (``AgentClient.cancel_until_stopped``) is
+        told as one that could not be stopped.
+        """
+        task_id = self.carried.machine.state.task_id
+        stopped = task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id)
+        self.tell(notice.after(stopped))
+
+    def end(self, outcome: str) -> None:
+        """The turn ends with ``outcome`` (told, if it was to be told)."""
+        if outcome == "session_gone":
+            self.claim.change_session(ForgetContext())
+        self.finish_turn(outcome)
+
+    def tell(self, notice: str) -> None:
+        """Post ``notice`` once, even if this function dies here (``shared.core.telling``)."""
+        match self.carried.telling.tell():
+            case Tell.IN_TURN:
+                self._checkpoint_now(force=True)
+                self.carried.reply.notice(notice)
+            case Tell.AGAIN:
+                self.carried.reply.notice(notice)
+            case Tell.END:
+                self.carried.reply.finish()  # all of the answer first, so the taker has nothing to show
+                self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
+                try:
+                    self.carried.reply.notice(notice)
+                except SlackApiError:
+                    self.carried.telling.not_shown()
+                    self._checkpoint_now(force=True)
+                    raise
+
+    def ended_already(self, checkpoint: Checkpoint | None) -> bool:
+        """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it."""
+        if checkpoint is None or checkpoint.told is None:
+            return False
+        log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
+        self.claim.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
+        self.carried.telling.told = checkpoint.told
+        self.end(checkpoint.told)
+        return True
+
+    def finish_turn(self, outcome: str) -> None:
+        """Record the end of the turn (its notice, if any, is shown); its questions close."""
+        self.questions.close_all(self.turn.id)
+        if self.claim.session.open_question:
+            self.claim.change_session(CloseQuestion())
+        if outcome not in ("completed", "input_required"):
+            log.warning("turn_failed", turn=self.turn.id, outcome=outcome)
+        self.claim.write_turn(
+            status="done",
+            outcome=outcome,
+            task_id=self.carried.machine.state.task_id,
+            **NO_CHECKPOINT.fields(),
+            expire_at=self.clock.now() + DONE_TURNS_KEPT,
+        )
+        self.thread_status.show(agent_session.ended(outcome))
