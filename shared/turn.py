@@ -39,24 +39,14 @@ from functools import partial
 import structlog
 
 from shared.a2a.client import AgentClient
-from shared.a2a.errors import AgentError
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.config import Binding
 from shared.core import agent_session, notices
 from shared.core import questions as lifecycle
-from shared.core.answers import progress_for
-from shared.core.model import Task
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
-from shared.core.pauses import Unusable, read_pause
 from shared.core.questions import (
-    Ask,
     Next,
-    OpenQuestion,
-    Place,
-    QuestionsNotAllowed,
-    RefusePause,
-    SendAnswer,
 )
 from shared.core.reply import ReplyAssembler
 from shared.core.session import Session
@@ -82,7 +72,6 @@ from shared.core.turn_machine import (
     TurnMachine,
     TurnState,
     TurnTimings,
-    Unpaused,
     WaitUntil,
 )
 from shared.errors import ConfigError
@@ -91,13 +80,13 @@ from shared.fence import FencedChat
 from shared.ports import Chat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.settings import Settings
-from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
 from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
 from shared.turn_ending import TurnEnding
+from shared.turn_pauses import TurnPauses
 from shared.turn_stream import StreamFollower
 from shared.turn_tasks import TurnTasks
 
@@ -193,6 +182,24 @@ class TurnRun:
             checkpoint_now=self._checkpoint_now,
         )
         """How the turn ends, and its notices told once (``shared.turn_ending``)."""
+        self.pauses = TurnPauses(
+            self.carried,
+            self.claim,
+            self.follower,
+            self.ending,
+            binding=binding,
+            backend=self.backend,
+            questions=self.questions,
+            tasks=self.tasks,
+            thread_status=self.thread_status,
+            clock=deps.clock,
+            lease=deps.settings.lease,
+            checkpoint_now=self._checkpoint_now,
+            run=self._run,
+            new_reply=self._new_reply,
+            show_working=self._show_working,
+        )
+        """The turn's questions and approvals (``shared.turn_pauses``)."""
 
     @property
     def session(self) -> Session:
@@ -231,7 +238,7 @@ class TurnRun:
             if not self.ending.ended_already(checkpoint):
                 self._restore(checkpoint, taken_over=True)
                 if self.carried.machine.state.phase == Phase.DONE:
-                    self._pause_taken_over()  # paused on a question when it stopped
+                    self.pauses.taken_over()  # paused on a question when it stopped
                 else:
                     self._show_working()
                     self._run(self.follower.handle(Resumed()))
@@ -265,7 +272,7 @@ class TurnRun:
             return
         self._restore(checkpoint)
         if isinstance(timer, QuestionTimer):
-            self._question_timed_out(timer.key)
+            self.pauses.timed_out(timer.key)
             return
         self._show_working()  # processing lapses after an hour: each function says so anew
         self._run(self.follower.handle(Resumed() if timer is None else TimerFired(timer)))
@@ -277,7 +284,7 @@ class TurnRun:
         assert question is not None
         self.claim.write_turn()  # the fence first
         self._restore(self.claim.load())
-        self._send_answer(question)
+        self.pauses.send_answer(question)
 
     def stop(self) -> None:
         """A person stopped the turn: cancel its task, end the reply and any prompt, say so.
@@ -366,7 +373,7 @@ class TurnRun:
         match ending(outcome, answered, self.carried.task.status):
             case Paused():
                 self.carried.reply.finish(paused=True)
-                self._pause()  # waits for a person, or ends the turn
+                self.pauses.pause()  # waits for a person, or ends the turn
                 return
             case Told(notice=notice):
                 self.carried.telling.ends_with(outcome)
@@ -378,115 +385,6 @@ class TurnRun:
                 self.carried.telling.ends_with(outcome)
                 self.carried.reply.finish()
         self.ending.end(outcome)
-
-    def _pause(self) -> None:
-        """The task asks a person: show the prompt and wait, or end a turn whose pause is unusable."""
-        status = self.carried.task.status
-        assert status is not None
-        pause = read_pause(
-            self.backend.dialect,
-            self.follower.task_id(),
-            self.session.context_id,
-            status,
-            session=self.session.id,
-        )
-        if isinstance(pause, Unusable):
-            self._refuse_pause(pause.reason)
-            return
-        turn = self.turn
-        decision = lifecycle.asked(
-            pause,
-            self.questions.get(pause.key),
-            self.carried.answering,
-            self.binding.interactions.allowed(),
-            Place(self.session.id, turn.id, self.binding.name, turn.channel, turn.thread_ts),
-            prompt_fits=not isinstance(render_prompt(progress_for(pause)), Unusable),
-        )
-        match decision:
-            case RefusePause(reason=reason):
-                self._refuse_pause(reason)
-            case QuestionsNotAllowed(close=existing):
-                self.carried.telling.ends_with("unusable_pause")
-                self.ending.cancel(notices.QUESTIONS_NOT_ALLOWED)
-                self.questions.close(existing)
-                self.ending.end("unusable_pause")
-            case SendAnswer(question=question):
-                self._send_answer(question)
-            case Ask():
-                self._ask(decision)
-
-    def _ask(self, ask: Ask) -> None:
-        """Show the question ``asked`` decided on, and wait for people (or deny at once)."""
-        self.questions.close(ask.close)  # answered; the agent asks something new
-        if ask.retried:  # the answer was not taken: the question is open again
-            self.carried.reply.notice(notices.REQUEST_FAILED)
-        question = ask.question
-        if ask.deny:
-            self._send_answer(self.questions.deny_all(question))
-            return
-        wake = self.clock.now() + ask.wait
-        question.generation = self.claim.advance_generation(
-            lease=ask.wait + self.settings.lease, open_question=question.key
-        )
-        # Stored, and its timer set, before it is shown: a click that comes at
-        # once finds it, and a prompt Slack fails to show still times out.
-        self.questions.put(question)
-        self.claim.write_turn(status="paused")
-        self._checkpoint_now(force=True)
-        self.tasks.wake(QuestionTimer(question.key), question.generation, wake)
-        self.questions.show(question)
-        self.thread_status.show(agent_session.waiting())
-
-    def _pause_taken_over(self) -> None:
-        """A paused turn taken over: the timer or answer that claimed it died."""
-        key = self.session.open_question
-        question = self.questions.get(key)
-        log.info("paused_turn_taken_over", turn=self.turn.id, question=key)
-        self._after_question(lifecycle.after_takeover(question, self.turn.id), question)
-
-    def _refuse_pause(self, reason: str) -> None:
-        log.warning("pause_unusable", turn=self.turn.id, reason=reason)
-        self.carried.telling.ends_with("unusable_pause")
-        self.ending.cancel(notices.UNUSABLE_PAUSE)
-        self.ending.end("unusable_pause")
-
-    def _question_timed_out(self, key: str) -> None:
-        """No one answered in time: deny the approval, or cancel the task."""
-        timed_out, stored = self.questions.time_out(key)
-        self._after_question(lifecycle.after_timer(timed_out, stored, self.turn.id), stored)
-
-    def _after_question(self, next_step: Next, question: OpenQuestion | None) -> None:
-        """Carry out what the core decided a turn paused on ``question`` does next."""
-        match next_step:
-            case Next.SEND_ANSWER:
-                assert question is not None
-                self._send_answer(question)
-            case Next.READ_TASK:
-                self._run(self.follower.handle(Unpaused()))
-            case Next.TIME_OUT:
-                self.carried.telling.ends_with("question_timed_out")
-                self.ending.cancel(notices.QUESTION_TIMED_OUT)
-                self.ending.end("question_timed_out")
-            case Next.NOTHING:
-                pass
-
-    def _send_answer(self, question: OpenQuestion) -> None:
-        """Read the paused task once (its tool parts count as delivered), then send the answer."""
-        task_id = self.follower.task_id()
-        try:
-            paused: Task | None = self.client.get_task(task_id)
-        except AgentError:
-            paused = None  # answered without it (contract, Tool calls and results)
-        self.carried.answering = question
-        self.carried.assembler = ReplyAssembler.for_answer(paused)
-        self.carried.reply = self._new_reply()
-        self.carried.machine = self.carried.machine.for_answer(self.clock.time())
-        self.claim.write_turn(status="running", shown_steps={})  # the answer's reply is a new one
-        self.turn.shown_steps = {}
-        self._show_working()
-        self.carried.reply.working()
-        # The card first: an answer goes only to the agent that asked.
-        self._run(self.follower.handle(Started(protocol="", can_subscribe=True)))
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
