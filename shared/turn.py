@@ -42,15 +42,12 @@ from shared.a2a.client import AgentClient
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.config import Binding
-from shared.core import agent_session, notices
+from shared.core import agent_session
 from shared.core import questions as lifecycle
-from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.questions import (
     Next,
 )
-from shared.core.reply import ReplyAssembler
 from shared.core.session import Session
-from shared.core.task_view import TaskView
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.core.turn_machine import (
     Action,
@@ -70,12 +67,10 @@ from shared.core.turn_machine import (
     Subscribe,
     TimerFired,
     TurnMachine,
-    TurnState,
     TurnTimings,
     WaitUntil,
 )
 from shared.errors import ConfigError
-from shared.feedback import feedback_blocks
 from shared.fence import FencedChat
 from shared.ports import Chat
 from shared.questions import QuestionStore, TurnQuestions
@@ -83,7 +78,7 @@ from shared.settings import Settings
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
-from shared.turn_carried import Carried
+from shared.turn_carried import Carried, new_machine, new_reply
 from shared.turn_claim import TurnClaim
 from shared.turn_ending import TurnEnding
 from shared.turn_pauses import TurnPauses
@@ -179,6 +174,7 @@ class TurnRun:
             questions=self.questions,
             thread_status=self.thread_status,
             clock=deps.clock,
+            agent_name=self.backend.name,
             checkpoint_now=self._checkpoint_now,
         )
         """How the turn ends, and its notices told once (``shared.turn_ending``)."""
@@ -299,15 +295,7 @@ class TurnRun:
         checkpoint = self.claim.load()
         self.claim.write_turn()  # the fence first: the carrier it was taken from writes no more
         self._restore(checkpoint)
-        self.carried.reply.stopped(self.turn.stopped_streams)
-        self.questions.stopped(self.turn.id, who)
-        task_id = self.carried.machine.state.task_id or self.follower.task_of_the_message()
-        stopped = task_id is None if not self.turn.attempted else False
-        if task_id is not None:
-            stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
-        self.carried.reply.notice(notices.STOPPED.after(stopped), who=who)
-        log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
-        self.ending.finish_turn("stopped")
+        self.ending.stopped(who, self.follower.task_of_the_message)
 
     # The loop -------------------------------------------------------------------
 
@@ -360,31 +348,10 @@ class TurnRun:
                     self.carried.telling.ends_with(_outcome_in(pending))
                     self.ending.tell(text)
                 case Finish(outcome=outcome):
-                    self._finish(outcome)
+                    self.ending.finish(outcome, pause=self.pauses.pause)
                     return
         if self.carried.machine.state.phase == Phase.FOLLOW:
             self._hand_over()  # the stream was cut at the deadline, still open
-
-    # Ending and pausing --------------------------------------------------------
-
-    def _finish(self, outcome: str) -> None:
-        self.carried.reply.show(self.carried.assembler.finish())
-        answered = bool(self.carried.assembler.answer_text.strip())
-        match ending(outcome, answered, self.carried.task.status):
-            case Paused():
-                self.carried.reply.finish(paused=True)
-                self.pauses.pause()  # waits for a person, or ends the turn
-                return
-            case Told(notice=notice):
-                self.carried.telling.ends_with(outcome)
-                self.ending.tell(notice)
-            case Answered():
-                self.carried.telling.ends_with(outcome)
-                self.carried.reply.finish(feedback_blocks(self.turn.id, self.backend.name))
-            case Quiet():
-                self.carried.telling.ends_with(outcome)
-                self.carried.reply.finish()
-        self.ending.end(outcome)
 
     def _hand_over(self) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
@@ -422,45 +389,20 @@ class TurnRun:
     def _restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
         if checkpoint is None:
             return
-        answering = checkpoint.answering
-        self.carried.answering = self.questions.get(answering)
-        state = TurnState.from_dict(checkpoint.machine)
-        self.carried.machine = TurnMachine(state, timings(self.settings, self.binding))
-        self.carried.assembler = ReplyAssembler.from_state(checkpoint.reply)
-        self.carried.reply.restore(
-            checkpoint.slack, taken_over=taken_over, shown_steps=self.turn.shown_steps
-        )
-        self.carried.task = TaskView.restored(
-            checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
-        )
-        self.carried.binds_to = checkpoint.binds_to
-        self.session.task_id = state.task_id
+        answering = self.questions.get(checkpoint.answering)
+        timed = timings(self.settings, self.binding)
+        self.carried.restore(checkpoint, answering, timed, self.turn.shown_steps, taken_over)
+        self.session.task_id = self.carried.machine.state.task_id
 
     def _new_reply(self) -> ThreadReply:
-        turn = self.turn
-        return ThreadReply(
-            self.chat,
-            turn.channel,
-            turn.thread_ts,
-            turn.user,
-            turn.team,
-            clock=self.clock,
-            runtime=self.deps.runtime,
-            keep_shown_steps=self._keep_shown_steps,
-            status=self.thread_status,
-            budget=self.deps.slack_budget,
-        )
-
-    def _keep_shown_steps(self, shown: dict[str, str]) -> None:
-        self.claim.write_turn(shown_steps=shown)
+        keep_shown_steps = self.claim.keep_shown_steps
+        return new_reply(self.deps, self.turn, self.chat, self.thread_status, keep_shown_steps)
 
     def _new_machine(self) -> TurnMachine:
         # The give-up clock starts when the turn is first carried, not when it
         # began to wait behind another turn of the thread.
-        state = TurnState(
-            started_at=self.clock.time(), has_context=self.session.context_id is not None
-        )
-        return TurnMachine(state, timings(self.settings, self.binding))
+        has_context = self.session.context_id is not None
+        return new_machine(self.clock.time(), has_context, timings(self.settings, self.binding))
 
 
 def _outcome_in(actions: deque[Action]) -> str | None:

@@ -8,16 +8,21 @@ It is what the checkpoint keeps (``checkpoint``), with the claim's write.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.core.questions import OpenQuestion
 from shared.core.reply import ReplyAssembler
 from shared.core.task_view import TaskView
 from shared.core.telling import Telling
-from shared.core.turn_machine import TurnMachine
+from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
+from shared.ports import Chat
 from shared.slack.reply import ThreadReply
+from shared.slack.session_status import ThreadStatus
+from shared.store import Turn
 
 
 @dataclass
@@ -37,6 +42,24 @@ class Carried:
     binds_to: str | None = None
     """The incarnation a session with no context is bound to with the context it learns
     (one write for both; checkpointed until then)."""
+
+    def restore(
+        self,
+        checkpoint: Checkpoint,
+        answering: OpenQuestion | None,
+        timings: TurnTimings,
+        shown_steps: dict[str, str],
+        taken_over: bool,
+    ) -> None:
+        """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view."""
+        self.answering = answering
+        self.machine = TurnMachine(TurnState.from_dict(checkpoint.machine), timings)
+        self.assembler = ReplyAssembler.from_state(checkpoint.reply)
+        self.reply.restore(checkpoint.slack, taken_over=taken_over, shown_steps=shown_steps)
+        self.task = TaskView.restored(
+            checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
+        )
+        self.binds_to = checkpoint.binds_to
 
     def checkpoint(self, reconcile_every: float) -> Checkpoint:
         """What a function taking the turn over continues from."""
@@ -58,3 +81,30 @@ class CheckpointNow(Protocol):
     """The run's checkpoint: written when ``force``d or due; the lease renewed with it if ``renew``."""
 
     def __call__(self, force: bool, renew: bool = True) -> None: ...
+
+
+def new_reply(
+    deps: Deps,
+    turn: Turn,
+    chat: Chat,
+    status: ThreadStatus,
+    keep_shown_steps: Callable[[dict[str, str]], None],
+) -> ThreadReply:
+    """A new reply of ``turn`` in its thread, through ``chat``."""
+    return ThreadReply(
+        chat,
+        turn.channel,
+        turn.thread_ts,
+        turn.user,
+        turn.team,
+        clock=deps.clock,
+        runtime=deps.runtime,
+        keep_shown_steps=keep_shown_steps,
+        status=status,
+        budget=deps.slack_budget,
+    )
+
+
+def new_machine(started_at: float, has_context: bool, timings: TurnTimings) -> TurnMachine:
+    """A new turn's machine, started at ``started_at``."""
+    return TurnMachine(TurnState(started_at=started_at, has_context=has_context), timings)

@@ -54,6 +54,10 @@ class TurnClaim:
         """Write the turn's document under this function's fencing token."""
         self.store.write_turn(self.turn.id, self.session.generation, **fields)
 
+    def keep_shown_steps(self, shown: dict[str, str]) -> None:
+        """Write the tool steps the turn's reply has shown (``ThreadReply``'s ``keep_shown_steps``)."""
+        self.write_turn(shown_steps=shown)
+
     def change_session(self, edit: sessions.Edit) -> None:
         """Change the session while it carries this turn at this function's generation.
 

@@ -1,6 +1,8 @@
 """How a turn ends: its notices told once, the task cancelled, the end recorded.
 
-Theory of operation: a notice of the turn's end is posted at most once,
+Theory of operation: when the machine finishes the turn, the core's
+``ending`` says how it ends: paused on a question (the run's pause side
+takes it), told a notice, answered (with feedback), or quiet. A notice of the turn's end is posted at most once,
 whichever function tells it (``shared.core.telling``): what is recorded
 before the post depends on the notice (a notice in the turn: checkpoint the
 machine, then post; the first of the end: show all of the answer,
@@ -14,6 +16,8 @@ outcome under the claim, and shows the thread's session as ended.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import structlog
 from slack_sdk.errors import SlackApiError
 
@@ -21,9 +25,11 @@ from shared.a2a.client import AgentClient
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint
 from shared.core import agent_session, notices
+from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.session import CloseQuestion, ForgetContext
 from shared.core.telling import Tell
 from shared.core.turn_machine import TurnState
+from shared.feedback import feedback_blocks
 from shared.ports import Clock
 from shared.questions import TurnQuestions
 from shared.slack.session_status import ThreadStatus
@@ -46,13 +52,36 @@ class TurnEnding:
         questions: TurnQuestions,
         thread_status: ThreadStatus,
         clock: Clock,
+        agent_name: str,
         checkpoint_now: CheckpointNow,
     ) -> None:
         self.carried, self.claim, self.client = carried, claim, client
         self.turn = claim.turn
         self.questions, self.thread_status, self.clock = questions, thread_status, clock
+        self.agent_name = agent_name
+        """The agent's name, in the feedback an answer offers."""
         self._checkpoint_now = checkpoint_now
         """Checkpoint the turn (forced or not; renewing the lease or not), as the run does."""
+
+    def finish(self, outcome: str, pause: Callable[[], None]) -> None:
+        """The machine finished the turn: show the rest, then pause, or tell and end it."""
+        self.carried.reply.show(self.carried.assembler.finish())
+        answered = bool(self.carried.assembler.answer_text.strip())
+        match ending(outcome, answered, self.carried.task.status):
+            case Paused():
+                self.carried.reply.finish(paused=True)
+                pause()  # waits for a person, or ends the turn
+                return
+            case Told(notice=notice):
+                self.carried.telling.ends_with(outcome)
+                self.tell(notice)
+            case Answered():
+                self.carried.telling.ends_with(outcome)
+                self.carried.reply.finish(feedback_blocks(self.turn.id, self.agent_name))
+            case Quiet():
+                self.carried.telling.ends_with(outcome)
+                self.carried.reply.finish()
+        self.end(outcome)
 
     def cancel(self, notice: notices.CancelNotice) -> None:
         """Cancel the task, then tell the thread ``notice`` as it went (contract, Methods).
@@ -113,3 +142,21 @@ class TurnEnding:
             expire_at=self.clock.now() + DONE_TURNS_KEPT,
         )
         self.thread_status.show(agent_session.ended(outcome))
+
+    def stopped(self, who: str, task_of_the_message: Callable[[], str | None]) -> None:
+        """A person stopped the turn: cancel its task, end the reply and any prompt, say so.
+
+        The task is the one the machine follows, else the one holding the
+        turn's message (``task_of_the_message``); a turn never sent has no
+        task and stopped at once, and one sent whose task is unknown is told
+        as not stopped.
+        """
+        self.carried.reply.stopped(self.turn.stopped_streams)
+        self.questions.stopped(self.turn.id, who)
+        task_id = self.carried.machine.state.task_id or task_of_the_message()
+        stopped = task_id is None if not self.turn.attempted else False
+        if task_id is not None:
+            stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
+        self.carried.reply.notice(notices.STOPPED.after(stopped), who=who)
+        log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
+        self.finish_turn("stopped")
