@@ -95,7 +95,7 @@ from shared.slack.pacing import (
 )
 from shared.slack.prompts import notice_message
 from shared.slack.session_status import ThreadStatus
-from shared.slack.tiers import append_interval
+from shared.slack.tiers import MARGIN, append_interval
 from shared.slack.workspace_budget import WorkspaceBudget
 
 log = structlog.get_logger()
@@ -200,8 +200,11 @@ class ThreadReply:
         self._keep_shown_steps = keep_shown_steps
         self._budget = budget
         self._team = recipient_team
+        self._thread_key = f"{channel}-{thread_ts}"
         self._start_at = 0.0
         """No stream starts before this: the workspace's budget of starts was spent."""
+        self._open_until: float | None = None
+        """The stream counts as open in the workspace's budget until then, unless renewed."""
         self._shared_at = 0.0
         """When the reply last learnt how many streams share the workspace's appends."""
         self._lock = runtime.lock()
@@ -399,6 +402,7 @@ class ThreadReply:
                 "steps": {key: dict(step) for key, step in self._steps.items()},
                 "fallback": self._fallback,
                 "status_at": self._status_at,
+                "open_until": self._open_until,
             }
 
     @property
@@ -436,6 +440,7 @@ class ThreadReply:
             self._steps = {key: dict(step) for key, step in state["steps"].items()}
             self._fallback = state["fallback"]
             self._status_at = state["status_at"]
+            self._open_until = state.get("open_until")
             stream = self._stream()
             if taken_over and stream is not None:
                 stream.rewrite = True
@@ -460,6 +465,8 @@ class ThreadReply:
         stream = self._stream()
         if stream is not None and not self._fallback:
             self._share_appends(now)
+            if self._open_until is not None:
+                due.append(self._open_until - MARGIN)
             # An idle stream too: stopped before Slack cuts it with a step still running.
             roll_over_at = self._pacer.roll_over_at(stream)
             if now >= roll_over_at:
@@ -538,21 +545,18 @@ class ThreadReply:
                 assert stream is not None
                 self._append_stream(stream, call)
 
-    def _stream_key(self, index: int) -> str:
-        """The key of the reply's message ``index`` in the workspace's budget."""
-        return f"{self._channel}-{self._thread_ts}-{index}"
-
     def _may_start(self) -> bool:
         """Whether the workspace's budget lets a stream start now (it then counts as open)."""
         if self._budget is None:
             return True
         if self._clock.time() < self._start_at:
             return False
-        admission = self._budget.start(self._team, self._stream_key(len(self._messages)))
+        admission = self._budget.start(self._team, self._thread_key, len(self._messages))
         if admission.retry_at is not None:
             self._start_at = admission.retry_at
             log.info("slack_stream_queued", channel=self._channel, until=admission.retry_at)
             return False
+        self._open_until = admission.open_until
         self._shared(admission.open_streams)
         return True
 
@@ -562,14 +566,24 @@ class ThreadReply:
             return
         index = next(i for i, message in enumerate(self._messages) if message is stream)
         while True:
-            admission = self._budget.stop(self._team, self._stream_key(index))
+            admission = self._budget.stop(self._team, self._thread_key, index)
             if admission.retry_at is None:
+                self._open_until = None
                 return
             self._budget.wait_until(admission.retry_at)
 
     def _share_appends(self, now: float) -> None:
-        """Now and then, learn how many streams share the workspace's appends."""
-        if self._budget is not None and now - self._shared_at >= SHARE_REFRESH:
+        """Now and then, learn how many streams share the workspace's appends.
+
+        A stream that counts as open only until its reserved stop and streams
+        on past that date is counted again, for its life.
+        """
+        if self._budget is None:
+            return
+        if self._open_until is not None and now >= self._open_until - MARGIN:
+            self._budget.keep_open(self._team, self._thread_key, len(self._messages) - 1)
+            self._open_until = None
+        if now - self._shared_at >= SHARE_REFRESH:
             self._shared(self._budget.open_streams(self._team))
 
     def _shared(self, open_streams: int) -> None:

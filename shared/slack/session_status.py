@@ -96,7 +96,7 @@ class ThreadStatus:
             return True
         last = update.status in (SessionStatus.ACTIVE, SessionStatus.CLOSED)
         while True:
-            admission = self._budget.status(self._team, last)
+            admission = self._budget.status(self._team, f"{self._channel}-{self._thread_ts}", last)
             if admission.retry_at is None:
                 return True
             if not last:

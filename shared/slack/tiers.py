@@ -30,10 +30,23 @@ Windows are ``WINDOW_SECONDS`` long plus ``MARGIN``: the time is read before
 the call reaches Slack, and a call that arrives late must still fall
 outside Slack's window. A stream not stopped (its function died) counts as
 open until Slack would have cut it.
+
+*Reservations* let one write count several calls of a turn
+(``reserve``): a slot taken now for a call that will come later is dated
+at the latest time the call may be made (``RESERVED_FOR`` ahead), so it
+counts from now until that date plus the window, which holds the call
+wherever it falls before the date; a call that comes later takes a slot
+of its own. A reservation is made only while the method's window is at
+most half full (``QUIET``): when the workspace is busy every call takes
+its slot at its own time, as a reservation holds a slot up to
+``RESERVED_FOR`` longer than the call needs it. A stream whose stop is
+reserved counts as open until the stop's date (``opened``); one that
+outlives it is counted again (``shared.slack.reply`` renews it).
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +71,10 @@ MARGIN = 2.0
 """Seconds added to each window: the time is read before the call reaches Slack."""
 STREAM_LIFETIME = 300.0
 """Slack cuts a stream after about five minutes: one not stopped by then no longer counts."""
+RESERVED_FOR = 20.0
+"""Seconds ahead a reservation is dated: a short turn makes its reserved calls within them."""
+QUIET = 0.5
+"""A method's window may hold at most this share of its limit for a reservation to be made."""
 
 
 @dataclass
@@ -65,40 +82,64 @@ class Budget:
     """One workspace's budget: recent calls of each windowed method, and the open streams."""
 
     calls: dict[str, list[float]] = field(default_factory=dict)
-    """Method to the times of its calls in the last window, oldest first."""
-    streams: dict[str, float] = field(default_factory=dict)
-    """Open streams: the key of each (channel and ts) to when it started."""
+    """Method to the times of its calls in the last window, oldest first (a reserved
+    call: the latest time it may be made, which may be ahead)."""
+    open_until: dict[str, float] = field(default_factory=dict)
+    """Open streams: the key of each to when it stops counting as open."""
 
     def take(self, method: str, now: float, keep: int = 0) -> float | None:
         """One call of ``method`` now: None if it fits (and it counts), else when it will.
 
         ``keep`` slots stay free for calls that matter more (this one is then refused).
         """
+        recent = self._recent(method, now)
+        limit = TIERS[method] - keep
+        if len(recent) >= limit:
+            return recent[len(recent) - limit] + WINDOW_SECONDS + MARGIN
+        insort(recent, now)
+        return None
+
+    def reserve(self, method: str, now: float) -> float | None:
+        """A slot for a call of ``method`` made later, while the window is quiet.
+
+        Returns:
+            The latest time the call may be made on this slot (``RESERVED_FOR``
+            from ``now``), or None: no reservation, the call takes its own slot.
+        """
+        recent = self._recent(method, now)
+        if len(recent) + 1 > TIERS[method] * QUIET:
+            return None
+        until = now + RESERVED_FOR
+        insort(recent, until)
+        return until
+
+    def _recent(self, method: str, now: float) -> list[float]:
+        """The calls of ``method`` that count now (reserved ones included), oldest first."""
         window = WINDOW_SECONDS + MARGIN
         recent = [at for at in self.calls.get(method, []) if now - at < window]
         self.calls[method] = recent
-        limit = TIERS[method] - keep
-        if len(recent) >= limit:
-            return recent[len(recent) - limit] + window
-        recent.append(now)
-        return None
+        return recent
 
-    def opened(self, stream: str, now: float) -> None:
-        """A stream started."""
-        self.streams[stream] = now
+    def opened(self, stream: str, until: float) -> None:
+        """A stream started (or will, on a reserved slot): it counts as open until ``until``."""
+        self.open_until[stream] = until
 
-    def closed(self, stream: str) -> None:
-        """A stream stopped."""
-        self.streams.pop(stream, None)
+    def closed(self, *streams: str) -> None:
+        """Streams stopped."""
+        for stream in streams:
+            self.open_until.pop(stream, None)
 
     def open_streams(self, now: float) -> int:
         """How many streams are open (at least one: the caller's)."""
-        self.streams = {key: at for key, at in self.streams.items() if now - at < STREAM_LIFETIME}
-        return max(1, len(self.streams))
+        self.open_until = {key: at for key, at in self.open_until.items() if at > now}
+        return max(1, len(self.open_until))
 
     def to_state(self) -> dict[str, Any]:
         """Plain JSON."""
-        return {"calls": {m: list(t) for m, t in self.calls.items()}, "streams": dict(self.streams)}
+        return {
+            "calls": {m: list(t) for m, t in self.calls.items()},
+            "open_until": dict(self.open_until),
+        }
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any] | None) -> Budget:
@@ -106,7 +147,7 @@ class Budget:
         if not state:
             return cls()
         calls = {method: list(times) for method, times in (state.get("calls") or {}).items()}
-        return cls(calls, dict(state.get("streams") or {}))
+        return cls(calls, dict(state.get("open_until") or {}))
 
 
 def append_interval(open_streams: int, floor: float) -> float:

@@ -15,15 +15,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from google.cloud import firestore
+
+from local.emulators import EmulatorEnv
 from shared import handlers
 from shared.errors import StoreUnavailable
 from shared.firestore import FirestoreDocuments
 from shared.ports import Chat, Write
+from shared.slack.tiers import MARGIN
+from shared.slack.workspace_budget import BUDGETS
 from shared.store import SESSIONS, TURNS
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
 from tests.shell.conftest import Shell, make_deps
 
 SLACK_MESSAGES = ("chat_startStream", "chat_postMessage")
+TEAM = "T0KOURIER"
+COUNTED = ("chat.startStream", "chat.stopStream", "agents.sessions.setStatus")
+"""The Slack methods the workspace's budget counts."""
 
 
 @dataclass
@@ -157,6 +165,39 @@ def test_a_task_is_checkpointed_once_when_the_agent_names_it(
         if (w.collection, w.key) == (TURNS, published["turn_id"]) and w.data.get("checkpoint")
     ]
     assert len(checkpoints) == 1  # the two status updates after it name nothing new
+
+
+def test_a_short_turn_counts_its_slack_calls_in_one_write_of_the_workspace_budget(
+    emulators: EmulatorEnv,
+    firestore_documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    standin: Any,
+) -> None:
+    # The first status reserves the stream's start and stop and the last status
+    # while the workspace is quiet; each call Slack took still counts in the budget
+    # for a whole window after it.
+    # quiet: no turn of another test counts
+    firestore.Client(project=emulators.project).collection(BUDGETS).document(TEAM).delete()
+    log, _ = one_turn(firestore_documents, slack_chat, agent, standin)
+
+    counted_calls = {method.replace(".", "_") for method in COUNTED}
+    assert [w.key for w in log if w.collection == "slack" and w.key in counted_calls] == [
+        "agents_sessions_setStatus",
+        "chat_startStream",
+        "chat_stopStream",
+        "agents_sessions_setStatus",
+    ]
+    assert len([w for w in log if w.collection == BUDGETS]) == 1  # not one per call
+    budget = firestore_documents.get(BUDGETS, TEAM)
+    assert budget is not None
+    for method in COUNTED:
+        calls = sorted(call.at for call in standin.calls(method))
+        counted = sorted(budget.data["calls"][method])
+        assert len(counted) >= len(calls) > 0
+        # each call held in the window (which is MARGIN longer than Slack's) by a slot
+        # dated no earlier than MARGIN before it
+        assert all(at >= call - MARGIN for at, call in zip(counted[-len(calls) :], calls))
 
 
 class ContextWriteFails(CountedDocuments):
