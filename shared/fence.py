@@ -12,7 +12,8 @@ on every write of the function that carried the turn before is refused with
 running past its 504, and it may wake at any point).
 
 Side effects that are not writes (Slack calls, calls to the agent) are
-fenced by time: a function acts only while the lease it last wrote has not
+fenced by time, and those that start something new or change a step's card
+by the session too (``Fence.confirm``, below): a function acts only while the lease it last wrote has not
 run out (``Fence.check``), counted on its own monotonic clock from a moment
 taken before the write (the lease is the writer's now plus its length), less
 a margin for the clocks of other instances. Another function can take the turn over only once that
@@ -80,16 +81,23 @@ class Fence:
             raise Superseded("this function's lease ran out; the turn may be another's now")
 
     def confirm(self) -> None:
-        """Before a side effect that starts something new (a message, a send): read the claim.
+        """Before a side effect that starts something new or changes a step: read the claim.
 
         A person's stop takes the turn from its carrier while the carrier's
         lease still runs (``shared.stops``), so time alone does not fence
-        what the carrier starts next: a new message in the thread, or the
-        turn sent to the agent again. Those are rare, and are checked
+        what the carrier does next: a new message in the thread, the turn
+        sent to the agent again, or a step's card shown in a state after the
+        stop's function closed the reply (a step left running, or shown
+        twice). Those are few (text alone is fenced by time), and are checked
         against the session itself.
         """
         self.check()
         self._still_ours()
+
+
+def has_card(blocks: Blocks | None, kind: str) -> bool:
+    """Whether ``blocks`` (or a stream's chunks) show a step: a block of type ``kind``."""
+    return any(block.get("type") == kind for block in blocks or ())
 
 
 def _usable(lease: timedelta) -> float:
@@ -103,6 +111,13 @@ class FencedChat:
     def __init__(self, chat: Chat, fence: Fence) -> None:
         self._chat = chat
         self._fence = fence
+
+    def _fence_card_change(self, changes_a_card: bool) -> None:
+        """A call that shows a step's card reads the session first; text alone, the time."""
+        if changes_a_card:
+            self._fence.confirm()
+        else:
+            self._fence.check()
 
     def chat_postMessage(
         self,
@@ -139,7 +154,7 @@ class FencedChat:
         blocks: Blocks | None = None,
         markdown_text: str | None = None,
     ) -> ChatAnswer:
-        self._fence.check()
+        self._fence_card_change(has_card(blocks, "task_card"))
         return self._chat.chat_update(
             channel=channel, ts=ts, text=text, blocks=blocks, markdown_text=markdown_text
         )
@@ -173,7 +188,7 @@ class FencedChat:
     def chat_appendStream(
         self, *, channel: str, ts: str, chunks: Blocks | None = None
     ) -> ChatAnswer:
-        self._fence.check()
+        self._fence_card_change(has_card(chunks, "task_update"))
         return self._chat.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
 
     def chat_stopStream(
@@ -185,7 +200,7 @@ class FencedChat:
         blocks: Blocks | None = None,
         session_status: str | None = None,
     ) -> ChatAnswer:
-        self._fence.check()
+        self._fence_card_change(has_card(chunks, "task_update"))
         return self._chat.chat_stopStream(
             channel=channel, ts=ts, chunks=chunks, blocks=blocks, session_status=session_status
         )

@@ -109,3 +109,49 @@ def test_a_lease_is_due_for_renewal_once_half_of_it_is_spent() -> None:
     assert fence.renewal_due()
     fence.renewed(clock.seconds)
     assert not fence.renewal_due()
+
+
+class RecordingChat:
+    """Records the Slack calls that went out (the ``Chat`` methods a reply streams with)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __getattr__(self, method: str) -> Any:
+        def call(**kwargs: Any) -> dict[str, Any]:
+            self.calls.append(method)
+            return {"ok": True, "ts": "1.0"}
+
+        return call
+
+
+def test_a_carrier_whose_turn_a_stop_took_changes_no_step_card_while_its_lease_runs() -> None:
+    # A person's stop takes the turn from its carrier while the carrier's lease still runs
+    # (seed 17: the old carrier appended a running step to a stream after the stop's function
+    # had closed the reply, and the step was left running). Text alone is fenced by time.
+    clock, chat = ManualClock(), RecordingChat()
+    taken = False
+
+    def still_ours() -> None:
+        if taken:
+            raise Superseded("a stop took the turn")
+
+    fence = Fence(clock, clock.seconds, timedelta(seconds=540), still_ours)  # type: ignore[arg-type]
+    fenced = FencedChat(chat, fence)  # type: ignore[arg-type]
+    step = {"type": "task_update", "id": "call-1", "title": "read_runbook", "status": "in_progress"}
+    card = {"type": "task_card", "task_id": "call-1", "title": "read_runbook", "status": "complete"}
+    fenced.chat_appendStream(channel="C1", ts="2.0", chunks=[step])
+    taken = True  # the stop's function took the turn; this lease still runs
+
+    for changes_a_card in (
+        lambda: fenced.chat_appendStream(channel="C1", ts="2.0", chunks=[step]),
+        lambda: fenced.chat_stopStream(channel="C1", ts="2.0", chunks=[step]),
+        lambda: fenced.chat_update(channel="C1", ts="3.0", blocks=[card]),
+    ):
+        with pytest.raises(Superseded):
+            changes_a_card()
+    fenced.chat_appendStream(
+        channel="C1", ts="2.0", chunks=[{"type": "markdown_text", "text": "a"}]
+    )
+
+    assert chat.calls == ["chat_appendStream", "chat_appendStream"]
