@@ -54,7 +54,8 @@ that takes the turn over continues the same messages. If the function before
 it died, its stream may show text streamed after the state was saved: that
 text is streamed again, and the message is written whole when its stream
 stops, so it shows each part once (step cards are keyed by call ID, so a
-step shown again changes nothing).
+step shown again changes nothing). In the fallback layout it may have edited
+any of its messages since: each one is written whole again.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ class _Message:
     rewrite: bool = False
     """Slack may show more than ``text`` (its function died after its last
     checkpoint, and what it streamed since is streamed again): when the
-    stream ends, ``text`` is written whole."""
+    stream ends, ``text`` is written whole. In the fallback layout, the
+    function may have edited any message: each is written whole once more."""
 
     def to_state(self) -> dict[str, Any]:
         """JSON-able form (a field loop: ``asdict`` deep-copies, at ~20 times the cost)."""
@@ -442,7 +444,10 @@ class ThreadReply:
             self._status_at = state["status_at"]
             self._open_until = state.get("open_until")
             stream = self._stream()
-            if taken_over and stream is not None:
+            if taken_over and self._fallback:
+                for message in self._messages:
+                    message.rewrite = bool(message.ts)
+            elif taken_over and stream is not None:
                 stream.rewrite = True
             self._pump()
 
@@ -770,7 +775,7 @@ class ThreadReply:
             if fields is None:
                 continue
             payload = json.dumps(fields)
-            if payload == message.written:
+            if payload == message.written and not message.rewrite:
                 continue
             ready_at = message.written_at + self._limits.update_interval if message.ts else 0.0
             if self._clock.time() < ready_at:
@@ -785,7 +790,7 @@ class ThreadReply:
         """What ``message`` must show; None when there is nothing new to show."""
         if message.streamed:
             piece = _piece(text, start, end)
-            if piece == message.text:
+            if piece == message.text and not message.rewrite:
                 return None
             return {"markdown_text": piece or EMPTIED}
         blocks: list[dict[str, Any]] = []
@@ -817,6 +822,7 @@ class ThreadReply:
             message.ts = str(answer["ts"])
             self._status_at = None
         message.written, message.written_at = payload, self._clock.time()
+        message.rewrite = False
         if message.streamed:
             message.text = fields["markdown_text"]
 

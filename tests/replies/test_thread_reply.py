@@ -21,7 +21,7 @@ from shared.core.model import StreamEvent
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
 from shared.slack.pacing import ReplyLimits
-from shared.slack.reply import ThreadReply
+from shared.slack.reply import EMPTIED, ThreadReply
 from shared.slack.session_status import AgentSessions, ThreadStatus
 from shared.system import SystemClock, ThreadRuntime
 from tests.core.reply_builders import call, chunk, result, text
@@ -425,6 +425,35 @@ def test_another_function_continues_the_same_streamed_message_from_the_state(
     [message] = bot_replies(standin, thread_ts)
     assert shown_text(message) == "Part one:\n```\na | b\n--+--\n1 | 2\n```\npart two."
     assert cards([message]) == [("call-1", "slow", "complete")]
+
+
+def test_a_function_taking_over_a_posted_reply_writes_again_what_the_one_that_died_edited(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # Seed 656: the text taken back, the reply posts and edits; its function edits the
+    # emptied message after its last checkpoint and dies. The one that takes over lays the
+    # answer out in a new message after the step; the old message must not keep the text.
+    first = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", text("A draft."))])
+    play(first, assembler, [chunk("answer", text(""))])  # taken back: posted and edited now
+    first.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+    play(first, assembler, [chunk("answer", text("The answer."), append=True)])
+    first.suspend()  # written in the emptied message, after the checkpoint
+    first.close()  # and its function dies
+
+    second = new_reply(slack, thread_ts)
+    second.restore(state["slack"], taken_over=True)
+    assembler = ReplyAssembler.from_state(state["reply"])
+    play(second, assembler, [chunk("answer", call("call-1", "search"), text("The answer."))])
+    play(second, assembler, [chunk("answer", result("call-1", "search"), append=True)])
+    second.show(assembler.finish())
+    second.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert joined_answer(messages).replace(EMPTIED, "") == "The answer."
+    assert cards(messages) == [("call-1", "search", "complete")]
 
 
 def test_step_summaries_hide_secrets(

@@ -16,7 +16,13 @@ recorded, and the next take-over told it again) failed on main at 4ba9092.
 Seeds 27 and 30 ("S3 first result", on main at 1c361e9) were the oracle's: a
 snapshot with two results of one call (the contract: the last counts), and a
 result read only by the stop's own read of the task (the stop ends the reply
-where it stands); they pass since the oracle follows both rules.
+where it stands); they pass since the oracle follows both rules. Seed 17 (a
+step appended running by the carrier a stop had taken the turn from, while its
+lease ran) failed on main at 9c82ac0 and passes since a call that changes a
+step's card reads the session first. Seed 656 (a posted reply's message edited
+by a function after its last checkpoint, then laid out again elsewhere by the
+one taking over: the text shown twice) failed on main at 9c82ac0 and passes
+since a take-over of a posted reply writes each of its messages again.
 """
 
 from __future__ import annotations
@@ -115,6 +121,18 @@ FINDINGS = [
         "S3 first result",
         "C0SIM3-1700000186.355069",
         id="oracle-a-result-read-only-by-the-stop-is-not-shown",
+    ),
+    pytest.param(
+        17,
+        "S3 step running",
+        "C0SIM3-1700000023.112637",
+        id="step-shown-running-by-the-carrier-a-stop-took-the-turn-from",
+    ),
+    pytest.param(
+        656,
+        "S3 text",
+        "C0SIM3-1700000075.083809",
+        id="text-twice-after-a-takeover-of-a-posted-reply",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
