@@ -2,7 +2,12 @@
 
 Theory of operation: ``TurnRun`` performs the actions ``TurnMachine``
 decides (send, subscribe, read, look up, cancel, wait, notify, finish) and
-feeds back what happened. Every event of the agent also goes, in arrival
+feeds back what happened, through parts with one job each, which share the
+turn as it is carried (``shared.turn_carried``): the claim, its fenced
+writes, lease, hand-over and checkpoint (``shared.turn_claim``); the calls
+to the agent and what their events change (``shared.turn_stream``); the
+end and its notices (``shared.turn_ending``); and the questions and
+approvals (``shared.turn_pauses``). Every event of the agent also goes, in arrival
 order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
 Slack. What a run must not forget is its *checkpoint*, kept on the turn's
 document: the machine's state, the assembler's state (what was delivered),
@@ -33,7 +38,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from functools import partial
 
 import structlog
@@ -48,7 +52,7 @@ from shared.core.questions import (
     Next,
 )
 from shared.core.session import Session
-from shared.core.timers import QuestionTimer, Timer, WaitTimer
+from shared.core.timers import QuestionTimer, Timer
 from shared.core.turn_machine import (
     Action,
     CallFailed,
@@ -78,12 +82,11 @@ from shared.settings import Settings
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
-from shared.turn_carried import Carried, new_machine, new_reply
+from shared.turn_carried import Carried, new_machine, new_reply, show_working
 from shared.turn_claim import TurnClaim
 from shared.turn_ending import TurnEnding
 from shared.turn_pauses import TurnPauses
 from shared.turn_stream import StreamFollower
-from shared.turn_tasks import TurnTasks
 
 log = structlog.get_logger()
 
@@ -121,7 +124,7 @@ class TurnRun:
         self.deps = deps
         self.settings = deps.settings
         self.clock = deps.clock
-        self.store, self.turn = deps.store, turn
+        self.turn = turn
         self.deadline = deadline
         self.claim = TurnClaim(deps, session, turn, deadline)
         """This function's claim: its fenced writes, lease and checkpoint (``shared.turn_claim``)."""
@@ -147,8 +150,7 @@ class TurnRun:
         self.questions = TurnQuestions(
             QuestionStore(deps.documents, deps.clock), self.chat, deps.clock, binding.platform
         )
-        self.tasks = TurnTasks(deps.tasks, session.id, turn.id)
-        """The hand-over and timers that carry the turn on later (see ``shared.turn_tasks``)."""
+        self.tasks = self.claim.tasks
         self.carried = Carried(reply=self._new_reply(), machine=self._new_machine())
         """The turn as this run carries it, shared with its parts (``shared.turn_carried``)."""
         self.follower = StreamFollower(
@@ -158,10 +160,8 @@ class TurnRun:
             binding=binding,
             backend=self.backend,
             questions=self.questions,
-            store=deps.store,
+            deps=deps,
             chat=self.chat,
-            clock=deps.clock,
-            ids=deps.ids,
             deadline=deadline,
             checkpoint_now=self._checkpoint_now,
             finish_turn=lambda outcome: self.ending.finish_turn(outcome),
@@ -183,12 +183,8 @@ class TurnRun:
             self.claim,
             self.follower,
             self.ending,
-            binding=binding,
-            backend=self.backend,
-            questions=self.questions,
             tasks=self.tasks,
             thread_status=self.thread_status,
-            clock=deps.clock,
             lease=deps.settings.lease,
             checkpoint_now=self._checkpoint_now,
             run=self._run,
@@ -303,7 +299,7 @@ class TurnRun:
         pending = deque(actions)
         while pending:
             if self.clock.monotonic() >= self.deadline:
-                self._hand_over()
+                self.claim.hand_over(self.carried, self._checkpoint_now)
                 return
             action = pending.popleft()
             self.fence.check()
@@ -312,21 +308,9 @@ class TurnRun:
                     pending.extend(self.follower.read_card())
                 case Send():
                     self.fence.confirm()  # never sent again by a carrier a stop took it from
-                    pending.extend(
-                        self.follower.follow(
-                            lambda: self.client.send(self.follower.message(), until=self.deadline),
-                            send=True,
-                        )
-                    )
+                    pending.extend(self.follower.send())
                 case Subscribe():
-                    pending.extend(
-                        self.follower.follow(
-                            partial(
-                                self.client.subscribe, self.follower.task_id(), until=self.deadline
-                            ),
-                            reads_task=True,
-                        )
-                    )
+                    pending.extend(self.follower.subscribe())
                 case ReadTask():
                     pending.extend(self.follower.read_task())
                 case LookUp():
@@ -342,7 +326,7 @@ class TurnRun:
                         self.clock.sleep(max(0.0, wait))
                         pending.extend(self.follower.handle(TimerFired(timer)))
                     else:
-                        self._sleep_until(at, timer)
+                        self.claim.sleep_until(at, timer, self.carried, self._checkpoint_now)
                         return
                 case Notify(text=text):
                     self.carried.telling.ends_with(_outcome_in(pending))
@@ -351,34 +335,12 @@ class TurnRun:
                     self.ending.finish(outcome, pause=self.pauses.pause)
                     return
         if self.carried.machine.state.phase == Phase.FOLLOW:
-            self._hand_over()  # the stream was cut at the deadline, still open
-
-    def _hand_over(self) -> None:
-        """Near the deadline: checkpoint and let ``stream_follow`` continue."""
-        self.carried.machine.hand_over()
-        self.carried.reply.suspend()
-        generation = self.claim.advance_generation(lease=self.settings.lease)
-        self._checkpoint_now(force=True)
-        self.tasks.follow(generation)
-        log.info("turn_handed_over", turn=self.turn.id, generation=generation)
-
-    def _sleep_until(self, at: float, timer: WaitTimer) -> None:
-        """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
-        self.carried.reply.suspend()
-        wake = datetime.fromtimestamp(at, UTC)
-        generation = self.claim.advance_generation(
-            lease=wake - self.clock.now() + self.settings.lease
-        )
-        self._checkpoint_now(force=True)
-        self.tasks.wake(timer, generation, wake)
+            self.claim.hand_over(
+                self.carried, self._checkpoint_now
+            )  # the stream was cut at the deadline, still open
 
     def _show_working(self) -> None:
-        """The thread's session is processing, for the person who wrote the turn."""
-        turn = self.turn
-        if turn.trigger:
-            self.thread_status.show(agent_session.working(None, turn.title or ""))
-        else:
-            self.thread_status.show(agent_session.working(turn.user, turn.text))
+        show_working(self.thread_status, self.turn)
 
     # Checkpoints ----------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
+from shared.core import agent_session
 from shared.core.questions import OpenQuestion
 from shared.core.reply import ReplyAssembler
 from shared.core.task_view import TaskView
@@ -108,3 +109,11 @@ def new_reply(
 def new_machine(started_at: float, has_context: bool, timings: TurnTimings) -> TurnMachine:
     """A new turn's machine, started at ``started_at``."""
     return TurnMachine(TurnState(started_at=started_at, has_context=has_context), timings)
+
+
+def show_working(status: ThreadStatus, turn: Turn) -> None:
+    """The thread's session is processing, for the person who wrote the turn."""
+    if turn.trigger:
+        status.show(agent_session.working(None, turn.title or ""))
+    else:
+        status.show(agent_session.working(turn.user, turn.text))

@@ -7,27 +7,37 @@ token (``write_turn``), the session only while it still carries the turn
 at that generation (``change_session``), and a new generation when the
 run stops before the turn ends (``advance_generation``: a hand-over, a
 timer, a question), which also lengthens the lease the fence counts on.
-The checkpoint is written here too (``save``): at once when forced or when
-the reply has posted a Slack message the last checkpoint does not know (a
-function taking over must continue that message, not post another), else
-at most every ``checkpoint_seconds``; with it the lease is renewed, but
-written only when less than half of it is left (a renewal's check, that
-the turn is still ours, is made either way).
+Near the deadline it hands over (``hand_over``: a new generation, a
+checkpoint, and a Cloud Task to ``stream_follow``), and for a long wait it
+sets a timer (``sleep_until``; see ``shared.turn_tasks``). The checkpoint
+is written here too (``save``): at once when forced or when the reply has
+posted a Slack message the last checkpoint does not know (a function taking
+over must continue that message, not post another), else at most every
+``checkpoint_seconds``; with it the lease is renewed, but written only when
+less than half of it is left (a renewal's check, that the turn is still
+ours, is made either way).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import structlog
 
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint, CheckpointStore, Stored
 from shared.core import session as sessions
 from shared.core.session import Session
+from shared.core.timers import WaitTimer
 from shared.errors import Superseded
 from shared.fence import Fence
 from shared.store import Turn
+from shared.turn_carried import Carried, CheckpointNow
+from shared.turn_tasks import TurnTasks
+
+log = structlog.get_logger()
 
 
 class TurnClaim:
@@ -43,6 +53,8 @@ class TurnClaim:
             still_ours=self.still_ours,
         )
         """Claimed just now: the lease this function may act within (see ``shared.fence``)."""
+        self.tasks = TurnTasks(deps.tasks, session.id, turn.id)
+        """The hand-over and timers that carry the turn on later (see ``shared.turn_tasks``)."""
         self.checkpoints = CheckpointStore(deps.documents, deps.clock)
         self._stored: Stored | None = None
         """Where this function's last checkpoint went."""
@@ -89,6 +101,25 @@ class TurnClaim:
         self.session = written
         self.fence.renewed(since, lease)
         return written.generation
+
+    def hand_over(self, carried: Carried, checkpoint_now: CheckpointNow) -> None:
+        """Near the deadline: checkpoint and let ``stream_follow`` continue."""
+        carried.machine.hand_over()
+        carried.reply.suspend()
+        generation = self.advance_generation(lease=self.settings.lease)
+        checkpoint_now(force=True)
+        self.tasks.follow(generation)
+        log.info("turn_handed_over", turn=self.turn.id, generation=generation)
+
+    def sleep_until(
+        self, at: float, timer: WaitTimer, carried: Carried, checkpoint_now: CheckpointNow
+    ) -> None:
+        """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
+        carried.reply.suspend()
+        wake = datetime.fromtimestamp(at, UTC)
+        generation = self.advance_generation(lease=wake - self.clock.now() + self.settings.lease)
+        checkpoint_now(force=True)
+        self.tasks.wake(timer, generation, wake)
 
     def still_ours(self) -> None:
         """Raise Superseded unless the session still carries the turn at this function's claim."""

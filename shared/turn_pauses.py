@@ -22,7 +22,6 @@ from datetime import timedelta
 import structlog
 
 from shared.a2a.errors import AgentError
-from shared.config import AgentBackend, Binding
 from shared.core import agent_session, notices
 from shared.core import questions as lifecycle
 from shared.core.answers import progress_for
@@ -40,8 +39,6 @@ from shared.core.questions import (
 from shared.core.reply import ReplyAssembler
 from shared.core.timers import QuestionTimer
 from shared.core.turn_machine import Action, Started, Unpaused
-from shared.ports import Clock
-from shared.questions import TurnQuestions
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
@@ -64,12 +61,8 @@ class TurnPauses:
         follower: StreamFollower,
         ending: TurnEnding,
         *,
-        binding: Binding,
-        backend: AgentBackend,
-        questions: TurnQuestions,
         tasks: TurnTasks,
         thread_status: ThreadStatus,
-        clock: Clock,
         lease: timedelta,
         checkpoint_now: CheckpointNow,
         run: Callable[[list[Action]], None],
@@ -77,9 +70,10 @@ class TurnPauses:
         show_working: Callable[[], None],
     ) -> None:
         self.carried, self.claim, self.follower, self.ending = carried, claim, follower, ending
-        self.turn, self.client = claim.turn, follower.client
-        self.binding, self.backend, self.questions, self.tasks = binding, backend, questions, tasks
-        self.thread_status, self.clock, self.lease = thread_status, clock, lease
+        self.turn, self.client, self.clock = claim.turn, follower.client, follower.clock
+        self.binding, self.backend = follower.binding, follower.backend
+        self.questions, self.tasks = follower.questions, tasks
+        self.thread_status, self.lease = thread_status, lease
         self._checkpoint_now = checkpoint_now
         self._run = run
         """Carry out the machine's actions, as the run does."""

@@ -19,11 +19,13 @@ conversation, and an answer goes only to the agent that asked.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import structlog
 
 from shared.a2a.client import AgentClient
 from shared.a2a.errors import AgentError
+from shared.bootstrap import Deps
 from shared.config import AgentBackend, Binding
 from shared.core import incarnation, notices
 from shared.core.answers import answer_message
@@ -42,10 +44,9 @@ from shared.core.turn_machine import (
     StreamEventSeen,
     TaskRead,
 )
-from shared.ports import Chat, Clock, Ids
+from shared.ports import Chat
 from shared.questions import TurnQuestions
 from shared.slack.people import actor_for, turn_text
-from shared.store import Store
 from shared.turn_carried import Carried, CheckpointNow
 from shared.turn_claim import TurnClaim
 
@@ -64,10 +65,8 @@ class StreamFollower:
         binding: Binding,
         backend: AgentBackend,
         questions: TurnQuestions,
-        store: Store,
+        deps: Deps,
         chat: Chat,
-        clock: Clock,
-        ids: Ids,
         deadline: float,
         checkpoint_now: CheckpointNow,
         finish_turn: Callable[[str], None],
@@ -75,7 +74,7 @@ class StreamFollower:
         self.carried, self.claim, self.client = carried, claim, client
         self.turn = claim.turn
         self.binding, self.backend, self.questions = binding, backend, questions
-        self.store, self.chat, self.clock, self.ids = store, chat, clock, ids
+        self.store, self.chat, self.clock, self.ids = deps.store, chat, deps.clock, deps.ids
         self.deadline = deadline
         self._checkpoint_now = checkpoint_now
         """Checkpoint the turn (forced or not), as the run does."""
@@ -149,6 +148,15 @@ class StreamFollower:
 
     def handle(self, event: Event) -> list[Action]:
         return self.carried.machine.handle(event, self.clock.time(), self.ids.random())
+
+    def send(self) -> list[Action]:
+        """Send the turn's message (or the answer) and follow the stream it opens."""
+        return self.follow(lambda: self.client.send(self.message(), until=self.deadline), send=True)
+
+    def subscribe(self) -> list[Action]:
+        """Follow the task's stream again (after a hand-over, a drop or a poll)."""
+        subscription = partial(self.client.subscribe, self.task_id(), until=self.deadline)
+        return self.follow(subscription, reads_task=True)
 
     def follow(
         self,
