@@ -30,23 +30,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.report import Figure, table
-from bench.turns_burst import FIRST, FRAMES, REST, short_answer
+from bench.turns_burst import FIRST, FRAMES, REST, short_answer, shown
 from local.replay_agent import REPLAY_CHANNELS, running_replay_stack
 from local.slack_standin.client import SlackStandin
-from local.slack_standin.models import Message
 from local.stack import StackPorts
 from shared.slack.tiers import TIERS, WINDOW_SECONDS
 
 ENFORCED = {**TIERS, "chat.postMessage": 60}
 """Calls a minute the stand-in takes of each method (the rest get HTTP 429)."""
 WAIT = 1800.0
-
-
-def shown(message: Message) -> str:
-    """The text a person reads in a message: streamed text, or its markdown blocks."""
-    if message.stream is None and message.blocks:
-        return "".join(block["text"] for block in message.blocks if block["type"] == "markdown")
-    return message.text
 
 
 def burst(standin: SlackStandin, channel: str, turns: int) -> tuple[float, int]:
