@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from google.api_core import exceptions as google
 from google.cloud import firestore
@@ -65,8 +65,8 @@ class FirestoreDocuments:
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
-        """Replace top-level fields; PreconditionFailed if missing or changed."""
+    ) -> datetime:
+        """Replace top-level fields; PreconditionFailed if missing or changed. Its update time."""
         option = (
             self._db.write_option(last_update_time=if_updated_at)
             if if_updated_at is not None
@@ -74,9 +74,13 @@ class FirestoreDocuments:
         )
         with _translated():
             try:
-                self._db.collection(collection).document(key).update(dict(data), option=option)
+                written = (
+                    self._db.collection(collection).document(key).update(dict(data), option=option)
+                )
             except (google.FailedPrecondition, google.NotFound):
                 raise PreconditionFailed(f"{collection}/{key}") from None
+        # proto-plus gives the Timestamp field as a DatetimeWithNanoseconds, as a snapshot's.
+        return cast(datetime, written.update_time)
 
     def commit(self, writes: Sequence[Write]) -> None:
         """One batch: every write or none."""

@@ -196,8 +196,11 @@ class Documents(Protocol):
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         """Replace the given top-level fields of an existing document.
+
+        Returns:
+            The document's new update time (what a later ``if_updated_at`` names).
 
         Raises:
             PreconditionFailed: The document does not exist, or

@@ -13,6 +13,17 @@ Every change of session state is a write guarded by a precondition on the
 document's update time (or on its absence): two functions that read the same
 session cannot both win; the loser reads again and decides again. Per
 document write rates stay low (about one per second), which Firestore needs.
+
+A store remembers each session and turn document as it last read or wrote
+it (the update time every write returns). A session change, or a fenced
+write of a turn, decides on that version and writes under a precondition on
+its update time, with no read first: the write applies only if the document
+is still that version, so the decision is the one a fresh read would have
+made; if another writer came between, the precondition fails and the store
+reads and decides again. Only a decision to write is taken that way: a
+remembered version that gives no write, or a refusal, is read again and
+decided again (a remembered lease may have been released since). A fence
+above the writer's own is final even when remembered: fences only grow.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ import structlog
 from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable, Superseded
-from shared.ports import Clock, Create, Documents, Update, Write
+from shared.ports import Clock, Create, Documents, Snapshot, Update, Write
 
 log = structlog.get_logger()
 
@@ -40,6 +51,11 @@ EVENTS_KEPT = timedelta(hours=1)
 """A handled Slack event ID is kept this long (Slack retries within minutes)."""
 DONE_TURNS_KEPT = timedelta(days=30)
 """A finished turn is kept this long (Firestore's TTL deletes it after)."""
+REMEMBERED = (SESSIONS, TURNS)
+"""The collections whose documents a store remembers as last read or written (their fields
+are replaced, never changed in place)."""
+REMEMBERED_AT_MOST = 256
+"""How many documents a store remembers (past that it forgets them all and reads again)."""
 
 TurnStatus = Literal["received", "waiting", "running", "paused", "done"]
 """``received``: stored and handed off to ``turn_send`` (or being); ``waiting`` is the same, as
@@ -126,6 +142,8 @@ class Store:
         self._documents = documents
         self._clock = clock
         self._log_writes = log_writes
+        self._known: dict[tuple[str, str], Snapshot] = {}
+        """Documents of ``REMEMBERED`` as this store last read or wrote them."""
 
     def now(self) -> datetime:
         """The current time, timezone-aware."""
@@ -217,7 +235,7 @@ class Store:
 
     def turn(self, turn_id: str) -> Turn | None:
         """The turn with this ID."""
-        snapshot = self._documents.get(TURNS, turn_id)
+        snapshot = self._read(TURNS, turn_id)
         return _turn(snapshot.data) if snapshot is not None else None
 
     def set_turn(self, turn_id: str, **fields: Any) -> None:
@@ -245,30 +263,37 @@ class Store:
         """Whether any turn of the session is stored (its thread is Kourier's)."""
         return bool(self._documents.query(TURNS, "session_id", "==", session_id, limit=1))
 
-    def write_turn(self, turn_id: str, generation: int, attempts: int = 20, **fields: Any) -> None:
+    def write_turn(
+        self, turn_id: str, generation: int, attempts: int = 20, **fields: Any
+    ) -> dict[str, Any]:
         """Update fields of a turn for the function holding ``generation`` (its fencing token).
+
+        The turn as this store last knew it is written under a precondition,
+        with no read first (see the theory of operation).
+
+        Returns:
+            The turn's fields as written (``stop``: a person's stop was recorded).
 
         Raises:
             Superseded: A function with a later generation has written the turn.
             StoreUnavailable: The turn kept changing under us.
         """
+        snapshot = self._known.get((TURNS, turn_id))
         for _ in range(attempts):
-            snapshot = self._documents.get(TURNS, turn_id)
+            if snapshot is None:
+                snapshot = self._read(TURNS, turn_id)
             if snapshot is None or int(snapshot.data.get("fence") or 0) > generation:
                 raise Superseded(
                     f"turn {turn_id} is carried by a later generation than {generation}"
                 )
+            changes = {**fields, "fence": generation, "updated_at": self.now()}
             try:
-                self._documents.update(
-                    TURNS,
-                    turn_id,
-                    {**fields, "fence": generation, "updated_at": self.now()},
-                    if_updated_at=snapshot.update_time,
-                )
+                written = self._update(TURNS, turn_id, snapshot, changes)
             except PreconditionFailed:
+                snapshot = None
                 continue
             self._wrote(TURNS, turn_id)
-            return
+            return written
         raise StoreUnavailable(f"turn {turn_id} kept changing under us")
 
     def waiting_counts(self, session_id: str, user: str) -> tuple[int, int]:
@@ -293,7 +318,7 @@ class Store:
 
     def session(self, session_id: str) -> Session | None:
         """The session with this ID."""
-        snapshot = self._documents.get(SESSIONS, session_id)
+        snapshot = self._read(SESSIONS, session_id)
         return _session(snapshot.data) if snapshot is not None else None
 
     def change_session(
@@ -340,24 +365,36 @@ class Store:
         and returns the fields to write, or None to change nothing. When
         another writer got there first, the document is read again and
         ``decide`` runs again. Returns what was written (None: nothing).
+        A document this store remembers is decided on without a read; only
+        a write is decided that way (see the theory of operation).
 
         Raises:
             StoreUnavailable: The document kept changing under us (or the
                 database failed): a later delivery decides again.
         """
+        snapshot = self._known.get((collection, document))
+        fresh = snapshot is None
+        if fresh:
+            snapshot = self._read(collection, document)
         for _ in range(attempts):
-            snapshot = self._documents.get(collection, document)
-            wanted = decide(snapshot.data if snapshot is not None else None)
+            try:
+                wanted = decide(dict(snapshot.data) if snapshot is not None else None)
+            except Exception:
+                if fresh:
+                    raise
+                wanted = None  # decided on what this store remembered: read and decide again
             if wanted is None:
-                return None
+                if fresh:
+                    return None
+                snapshot, fresh = self._read(collection, document), True
+                continue
             try:
                 if snapshot is not None:
-                    self._documents.update(
-                        collection, document, wanted, if_updated_at=snapshot.update_time
-                    )
+                    self._update(collection, document, snapshot, wanted)
                 else:
                     self._documents.create(collection, document, wanted)
             except (PreconditionFailed, DocumentExists):
+                snapshot, fresh = self._read(collection, document), True
                 continue
             self._wrote(collection, document)
             return wanted
@@ -403,6 +440,37 @@ class Store:
         """Cache a users.info answer."""
         self._documents.set(USERS, user_id, {"profile": profile, "expire_at": self.now() + keep})
         self._wrote(USERS, user_id)
+
+    def _read(self, collection: str, key: str) -> Snapshot | None:
+        """Read a document, and remember it as read."""
+        snapshot = self._documents.get(collection, key)
+        if collection in REMEMBERED:
+            self._remember(collection, key, snapshot)
+        return snapshot
+
+    def _update(
+        self, collection: str, key: str, snapshot: Snapshot, changes: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Update the document under a precondition on ``snapshot``; its fields as written."""
+        try:
+            update_time = self._documents.update(
+                collection, key, changes, if_updated_at=snapshot.update_time
+            )
+        except BaseException:
+            self._known.pop((collection, key), None)  # it may or may not have applied
+            raise
+        written = {**snapshot.data, **changes}
+        if collection in REMEMBERED:
+            self._remember(collection, key, Snapshot(written, update_time))
+        return written
+
+    def _remember(self, collection: str, key: str, snapshot: Snapshot | None) -> None:
+        if snapshot is None:
+            self._known.pop((collection, key), None)
+            return
+        if len(self._known) >= REMEMBERED_AT_MOST:
+            self._known.clear()
+        self._known[(collection, key)] = snapshot
 
     def _wrote(self, collection: str, document: str) -> None:
         """Log a document write when the writes-per-turn benchmark counts them."""

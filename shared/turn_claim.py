@@ -62,9 +62,9 @@ class TurnClaim:
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
 
-    def write_turn(self, **fields: Any) -> None:
-        """Write the turn's document under this function's fencing token."""
-        self.store.write_turn(self.turn.id, self.session.generation, **fields)
+    def write_turn(self, **fields: Any) -> dict[str, Any]:
+        """Write the turn's document under this function's fencing token; its fields as written."""
+        return self.store.write_turn(self.turn.id, self.session.generation, **fields)
 
     def keep_shown_steps(self, shown: dict[str, str]) -> None:
         """Write the tool steps the turn's reply has shown (``ThreadReply``'s ``keep_shown_steps``)."""
@@ -158,11 +158,15 @@ class TurnClaim:
         self._stored = self.checkpoints.save(
             self.turn.id, self.session.generation, checkpoint(), self._stored
         )
-        self.write_turn(**self._stored.fields())
+        written = self.write_turn(**self._stored.fields())
         if not renew:
             return
         if not self.fence.renewal_due():
-            self.still_ours()  # what a renewal checks, without its write
+            # What a renewal checks, without its write. While its lease runs, a carrier loses
+            # its session only to a stop, recorded on the turn first: a turn just written under
+            # a precondition with no stop recorded was still this function's then.
+            if written.get("stop"):
+                self.still_ours()
             return
         since = self.clock.monotonic()
         self.store.renew_lease(

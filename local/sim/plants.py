@@ -60,7 +60,7 @@ PLANTS = (
         "P03",
         "a session is written without its precondition on the update time",
         "shared.store",
-        "Store.change_document",
+        "Store._update",
         "if_updated_at=snapshot.update_time",
         "if_updated_at=None",
     ),

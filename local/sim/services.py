@@ -268,7 +268,7 @@ class SimDocuments:
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         ambiguous = self._point("update", collection, key)
         stored = self.collections.get(collection, {}).get(key)
         if stored is None:
@@ -278,13 +278,14 @@ class SimDocuments:
         for field_name in data:
             if "." in field_name:
                 raise ValueError(f"a dotted key is a field path: {field_name}")
-        self._write("update", collection, key, {**stored.data, **_checked(data)})
+        written = self._write("update", collection, key, {**stored.data, **_checked(data)})
         failure = (
             (lambda: errors().PreconditionFailed(f"{collection}/{key} changed"))
             if if_updated_at is not None
             else None
         )
         self._after_write(ambiguous, failure)
+        return written.update_time
 
     def commit(self, writes: Sequence[Any]) -> None:
         """Every write or none: all are checked before any applies (one scheduling point)."""
@@ -370,7 +371,7 @@ class SimDocuments:
         if on_retry is not None:
             raise on_retry()
 
-    def _write(self, op: str, collection: str, key: str, data: dict[str, Any]) -> None:
+    def _write(self, op: str, collection: str, key: str, data: dict[str, Any]) -> Stored:
         world = self.world
         stamp_us = max(world.now_us, self._last_write_us + 1)
         self._last_write_us = stamp_us
@@ -384,6 +385,7 @@ class SimDocuments:
             name = invocation.name if invocation is not None else ""
             # No copy: a stored document is never changed in place (a write stores a new dict).
             self.writes.append((world.now_us, name, op, collection, key, data))
+        return stored
 
     # For the oracle (no scheduling point) -----------------------------------------------
 

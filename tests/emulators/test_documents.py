@@ -59,6 +59,25 @@ def test_an_update_under_a_stale_update_time_fails_and_changes_nothing(
     assert snapshot.update_time > read.update_time
 
 
+def test_an_update_returns_the_update_time_a_later_precondition_names(
+    documents: FirestoreDocuments,
+) -> None:
+    key = uuid.uuid4().hex
+    documents.set(COLLECTION, key, {"owner": "first", "generation": 1})
+    read = documents.get(COLLECTION, key)
+    assert read is not None
+    written = documents.update(COLLECTION, key, {"generation": 2}, if_updated_at=read.update_time)
+
+    documents.update(COLLECTION, key, {"generation": 3}, if_updated_at=written)
+    with pytest.raises(PreconditionFailed):
+        documents.update(COLLECTION, key, {"owner": "late"}, if_updated_at=written)
+
+    snapshot = documents.get(COLLECTION, key)
+    assert snapshot is not None
+    assert snapshot.data == {"owner": "first", "generation": 3}
+    assert read.update_time < written < snapshot.update_time
+
+
 def test_queries_match_equality_ranges_and_lists(documents: FirestoreDocuments) -> None:
     tag = uuid.uuid4().hex
     at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -56,11 +56,13 @@ class MemoryDocuments:
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         stored = self.docs.get((collection, key))
         if stored is None or (if_updated_at is not None and stored.update_time != if_updated_at):
             raise PreconditionFailed(key)
-        self.docs[(collection, key)] = self._snapshot({**stored.data, **data})
+        written = self._snapshot({**stored.data, **data})
+        self.docs[(collection, key)] = written
+        return written.update_time
 
     def _snapshot(self, data: dict[str, Any]) -> Snapshot:
         written = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(microseconds=next(self._writes))

@@ -14,12 +14,16 @@ from typing import Any
 import pytest
 
 from shared import engine, handlers
-from shared.core.session import Session
+from shared.bootstrap import Deps
+from shared.core import session as sessions
+from shared.core.session import CloseQuestion, Session
 from shared.errors import Superseded
 from shared.fence import Fence, FencedChat
 from shared.firestore import FirestoreDocuments
-from shared.ports import Chat
+from shared.ports import Chat, Snapshot
+from shared.store import SESSIONS, TURNS
 from tests.a2a.agents import ScriptedAgent
+from tests.shell.conftest import make_deps
 from tests.shell.test_retries import sends, shell_with
 
 
@@ -54,6 +58,137 @@ def test_a_function_that_wakes_after_a_takeover_writes_sends_and_posts_nothing(
     after = deps.store.turn(published["turn_id"])
     assert after is not None
     assert (after.status, after.outcome, after.checkpoint) == ("done", done.outcome, None)
+
+
+class ReadsCounted:
+    """Firestore, listing each document read."""
+
+    def __init__(self, documents: FirestoreDocuments) -> None:
+        self._documents = documents
+        self.reads: list[tuple[str, str]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._documents, name)
+
+    def get(self, collection: str, key: str) -> Snapshot | None:
+        self.reads.append((collection, key))
+        return self._documents.get(collection, key)
+
+
+def another_instance(documents: Any, slack_chat: Chat, agent: ScriptedAgent) -> Deps:
+    """A second function instance: a store of its own, which remembers what it read and wrote."""
+    deps, _, _ = make_deps(documents, slack_chat, agent)
+    return deps
+
+
+def lease_ran_out_in(deps: Deps, session_id: str) -> None:
+    def lease_ran_out(current: Session | None) -> Session | None:
+        assert current is not None
+        current.lease_until = deps.clock.now() - timedelta(seconds=1)
+        return current
+
+    deps.store.change_session(session_id, lease_ran_out)
+
+
+def test_a_function_that_wrote_with_no_read_first_is_refused_after_a_takeover(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    shell = shell_with(firestore_documents, slack_chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    session_id, turn_id = published["session_id"], published["turn_id"]
+    documents = ReadsCounted(firestore_documents)
+    stalled = another_instance(documents, slack_chat, agent)
+    claim = engine.claim_next_turn(stalled, session_id, turn_id)
+    assert claim is not None
+    generation = claim.session.generation
+
+    def close_question(current: Session | None) -> Session:
+        return sessions.carried(current, turn_id, generation, CloseQuestion())
+
+    stalled.store.change_session(session_id, close_question)  # read: the claim created it
+    reads_before = list(documents.reads)
+    # Its writes need no read: it writes what it last read or wrote, under a precondition.
+    stalled.store.write_turn(turn_id, generation, status="running")
+    stalled.store.change_session(session_id, close_question)
+    stalled.store.write_turn(turn_id, generation, status="running")
+    assert documents.reads == reads_before
+    lease_ran_out_in(shell.deps, session_id)
+    assert handlers.turn_send(shell.deps, published) == "ack"  # taken over, carried to its end
+    done = shell.deps.store.turn(turn_id)
+    assert done is not None and done.status == "done"
+    documents.reads.clear()
+
+    with pytest.raises(Superseded):
+        stalled.store.write_turn(turn_id, generation, status="running")  # it wakes
+    with pytest.raises(Superseded):
+        stalled.store.change_session(session_id, close_question)
+    with pytest.raises(Superseded):
+        stalled.store.renew_lease(session_id, turn_id, generation, timedelta(minutes=10))
+
+    # Each refusal read what had changed when its precondition failed (or its decision
+    # on what it remembered was a refusal), and wrote nothing.
+    assert documents.reads == [(TURNS, turn_id), (SESSIONS, session_id), (SESSIONS, session_id)]
+    after = shell.deps.store.turn(turn_id)
+    assert after is not None
+    assert (after.status, after.outcome, after.fence) == ("done", done.outcome, done.fence)
+    assert shell.bot_texts(thread) == ["hello from the agent"]
+
+
+def test_a_session_remembered_busy_is_read_again_before_a_claim_gives_up(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # A store decides to write on what it remembers, never to do nothing: the session it
+    # remembers busy was released since, and the thread's next turn must be claimed.
+    shell = shell_with(firestore_documents, slack_chat, agent, standin)
+    thread = shell.mention("check X")
+    [first] = shell.turns.published
+    session_id = first["session_id"]
+    died = another_instance(firestore_documents, slack_chat, agent)
+    claim = engine.claim_next_turn(died, session_id, first["turn_id"])
+    assert claim is not None
+    generation = claim.session.generation
+    busy = died.store.change_session(  # the carrier's store remembers the session as it wrote it
+        session_id,
+        lambda current: sessions.carried(current, first["turn_id"], generation, CloseQuestion()),
+    )
+    assert busy is not None and busy.active_turn == first["turn_id"]
+    lease_ran_out_in(shell.deps, session_id)
+    assert handlers.turn_send(shell.deps, first) == "ack"  # taken over, ended, released
+    shell.mention("and Y?", thread_ts=thread)
+    second = shell.turns.published[-1]
+    assert second["turn_id"] != first["turn_id"]
+
+    claim = engine.claim_next_turn(died, session_id, second["turn_id"])
+
+    assert claim is not None and claim.turn.id == second["turn_id"]
+
+
+def test_a_carrier_a_stop_took_the_session_from_is_refused_at_its_next_checkpoint(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # A checkpoint reads the session only when the turn it writes shows a stop: while a
+    # lease runs, only a stop, recorded on the turn first, takes the session from its carrier.
+    shell = shell_with(firestore_documents, slack_chat, agent, standin)
+    shell.mention("check X")
+    [published] = shell.turns.published
+    session_id, turn_id = published["session_id"], published["turn_id"]
+    carrier = another_instance(firestore_documents, slack_chat, agent)
+    claim = engine.claim_next_turn(carrier, session_id, turn_id)
+    assert claim is not None
+    run = engine.TurnRun(carrier, claim.session, claim.turn, engine.function_deadline(carrier))
+    run.claim.write_turn(status="running", attempted=True)
+    run._checkpoint_now(force=True)  # still its own: no stop recorded
+
+    store, at, lease = shell.deps.store, shell.deps.clock.now(), shell.deps.settings.lease
+    assert store.request_stop(turn_id, "U0ALICE", [])
+    taken = store.change_session(
+        session_id, lambda current: sessions.interrupt(current, turn_id, at, lease)
+    )
+    assert taken is not None and taken.generation > claim.session.generation
+
+    with pytest.raises(Superseded):
+        run._checkpoint_now(force=True)
 
 
 class ManualClock:

@@ -53,9 +53,9 @@ class CountedDocuments:
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         self.calls.append(("update", (collection, key)))
-        self.documents.update(collection, key, data, if_updated_at=if_updated_at)
+        return self.documents.update(collection, key, data, if_updated_at=if_updated_at)
 
     def commit(self, writes: Sequence[Write]) -> None:
         self.calls.append(("commit", [(type(w).__name__, w.collection, w.key) for w in writes]))

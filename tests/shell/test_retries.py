@@ -47,11 +47,11 @@ class RunningWriteFails:
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         if collection == TURNS and data.get("status") == "running" and self.left > 0:
             self.left -= 1
             raise StoreUnavailable("Firestore: ServiceUnavailable (injected)")
-        self._documents.update(collection, key, data, if_updated_at=if_updated_at)
+        return self._documents.update(collection, key, data, if_updated_at=if_updated_at)
 
 
 def answers_hello(exchange: Exchange) -> None:
@@ -217,11 +217,11 @@ class EndingWriteFails(RunningWriteFails):
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         if collection == TURNS and data.get("outcome") == "kept_failing" and self.ending_left:
             self.ending_left -= 1
             raise StoreUnavailable("Firestore: ServiceUnavailable (injected)")
-        super().update(collection, key, data, if_updated_at=if_updated_at)
+        return super().update(collection, key, data, if_updated_at=if_updated_at)
 
 
 def test_a_turn_that_kept_failing_tells_the_thread_once_even_if_its_end_is_not_recorded(

@@ -1,11 +1,13 @@
-"""Firestore writes per turn: each document is written when something in it changes.
+"""Firestore writes (and reads) per turn: each document is written when something in it changes.
 
 Platform behaviour this stands for: Firestore bills every document write and
 sustains about one write a second on one document. A turn writes its
 session when the session changes hands (the claim, the release) and when it
 learns what the thread's conversation is (the agent's context and the agent
 it lives in), not at every checkpoint; and it checkpoints a task once when
-the agent names it.
+the agent names it. A function reads a session or turn it wrote only when
+it must learn what someone else did: it writes what it knows under a
+precondition on the update time its last write returned.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from local.emulators import EmulatorEnv
 from shared import handlers
 from shared.errors import StoreUnavailable
 from shared.firestore import FirestoreDocuments
-from shared.ports import Chat, Write
+from shared.ports import Chat, Snapshot, Write
 from shared.slack.tiers import MARGIN
 from shared.slack.workspace_budget import BUDGETS
 from shared.store import SESSIONS, TURNS
@@ -44,14 +46,24 @@ class Written:
 
 
 class CountedDocuments:
-    """Firestore, logging each document write it took."""
+    """Firestore, logging each document write it took (and each read, in ``reads``)."""
 
-    def __init__(self, documents: FirestoreDocuments, log: list[Written]) -> None:
+    def __init__(
+        self,
+        documents: FirestoreDocuments,
+        log: list[Written],
+        reads: list[tuple[str, str]] | None = None,
+    ) -> None:
         self._documents = documents
         self._log = log
+        self._reads = [] if reads is None else reads
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._documents, name)
+
+    def get(self, collection: str, key: str) -> Snapshot | None:
+        self._reads.append((collection, key))
+        return self._documents.get(collection, key)
 
     def create(self, collection: str, key: str, data: Mapping[str, Any]) -> None:
         self._documents.create(collection, key, data)
@@ -68,9 +80,10 @@ class CountedDocuments:
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
-        self._documents.update(collection, key, data, if_updated_at=if_updated_at)
+    ) -> datetime:
+        written = self._documents.update(collection, key, data, if_updated_at=if_updated_at)
         self._log.append(Written(collection, key, data))
+        return written
 
     def commit(self, writes: Sequence[Write]) -> None:
         self._documents.commit(writes)
@@ -119,12 +132,13 @@ def one_turn(
     slack_chat: Chat,
     agent: ScriptedAgent,
     standin: Any,
+    reads: list[tuple[str, str]] | None = None,
 ) -> tuple[list[Written], dict[str, str]]:
     """A turn in a new thread, carried to its end: the writes and Slack calls, and the turn."""
     log: list[Written] = []
     agent.script = names_a_task_then_answers
     deps, turns, tasks = make_deps(
-        CountedDocuments(firestore_documents, log),
+        CountedDocuments(firestore_documents, log, reads),
         LoggedChat(slack_chat, log),  # type: ignore[arg-type]
         agent,
         KOURIER_CHECKPOINT_SECONDS=600,  # no checkpoint for time: only those something forces
@@ -149,6 +163,24 @@ def test_a_turn_writes_its_session_when_it_changes_hands_and_when_it_learns_its_
     assert claim.data["active_turn"] == published["turn_id"]
     assert learnt.data["context_id"] == "c1" and learnt.data["incarnation"]
     assert release.data["active_turn"] is None
+
+
+def test_a_turn_reads_its_session_and_its_document_only_where_another_function_may_have_written(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    reads: list[tuple[str, str]] = []
+    log, published = one_turn(firestore_documents, slack_chat, agent, standin, reads)
+
+    turn_writes = [w for w in log if (w.collection, w.key) == (TURNS, published["turn_id"])]
+    turn_reads = reads.count((TURNS, published["turn_id"]))
+    session_reads = reads.count((SESSIONS, published["session_id"]))
+    # The turn: the trigger, the claimed turn and the turn at its release (each could have
+    # been written by another function), not once more before each of its fenced writes.
+    assert len(turn_writes) > turn_reads
+    assert turn_reads == 3
+    # The session: the claim, and before the turn is sent and before the reply's first
+    # message (a stop may have taken it); not at each session change or checkpoint.
+    assert session_reads == 3
 
 
 def test_a_task_is_checkpointed_once_when_the_agent_names_it(
@@ -214,11 +246,11 @@ class ContextWriteFails(CountedDocuments):
         data: Mapping[str, Any],
         *,
         if_updated_at: datetime | None = None,
-    ) -> None:
+    ) -> datetime:
         if collection == SESSIONS and data.get("context_id") and not self.failed:
             self.failed = True
             raise StoreUnavailable("Firestore: ServiceUnavailable (injected)")
-        super().update(collection, key, data, if_updated_at=if_updated_at)
+        return super().update(collection, key, data, if_updated_at=if_updated_at)
 
 
 def test_a_turn_taken_over_before_its_context_was_kept_binds_its_session_to_the_agent(
