@@ -62,7 +62,11 @@ class Checkpoint:
     """The key of the question whose answer the turn is sending."""
     told: str | None = None
     """The outcome the turn ends with, once the thread is being told it: a function
-    taking over then ends the turn without telling the thread again (at most once)."""
+    taking over then ends the turn, telling it only if the thread does not show it."""
+    notice: str | None = None
+    """The notice of that end (``{who}`` unfilled): posted by a taker that does not find it."""
+    notice_who: str | None = None
+    """The person that notice mentions (the stop's), if any."""
     observed_at: float | None = None
     """When the persisted task was last read (GetTask, a subscription's snapshot); None before."""
     caught_up: bool = False
@@ -89,6 +93,8 @@ class Checkpoint:
             "snapshot": self.snapshot,
             "answering": self.answering,
             "told": self.told,
+            "notice": self.notice,
+            "notice_who": self.notice_who,
             "observed_at": self.observed_at,
             "caught_up": self.caught_up,
             "reconcile_every": self.reconcile_every,
@@ -112,6 +118,8 @@ class Checkpoint:
             snapshot=data.get("snapshot"),
             answering=data.get("answering"),
             told=data.get("told"),
+            notice=data.get("notice"),
+            notice_who=data.get("notice_who"),
             observed_at=data.get("observed_at") if fresh else None,
             caught_up=bool(data.get("caught_up")) if fresh else False,
             reconcile_every=data.get("reconcile_every") if fresh else None,

@@ -131,6 +131,7 @@ class FencedChat:
         link_names: bool | None = None,
         unfurl_links: bool | None = None,
         unfurl_media: bool | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> ChatAnswer:
         self._fence.confirm()
         return self._chat.chat_postMessage(
@@ -143,6 +144,27 @@ class FencedChat:
             link_names=link_names,
             unfurl_links=unfurl_links,
             unfurl_media=unfurl_media,
+            metadata=metadata,
+        )
+
+    def conversations_replies(
+        self,
+        *,
+        channel: str,
+        ts: str,
+        cursor: str | None = None,
+        include_all_metadata: bool | None = None,
+        limit: int | None = None,
+        oldest: str | None = None,
+    ) -> ChatAnswer:
+        # A read: it changes nothing the fence guards.
+        return self._chat.conversations_replies(
+            channel=channel,
+            ts=ts,
+            cursor=cursor,
+            include_all_metadata=include_all_metadata,
+            limit=limit,
+            oldest=oldest,
         )
 
     def chat_update(

@@ -271,6 +271,8 @@ class ChatAnswer(Protocol):
 
     def __getitem__(self, key: str) -> Any: ...
 
+    def get(self, key: str, default: Any = None) -> Any: ...
+
 
 Blocks = Sequence[dict[str, Any]]
 
@@ -295,7 +297,25 @@ class Chat(Protocol):
         link_names: bool | None = None,
         unfurl_links: bool | None = None,
         unfurl_media: bool | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> ChatAnswer: ...
+
+    def conversations_replies(
+        self,
+        *,
+        channel: str,
+        ts: str,
+        cursor: str | None = None,
+        include_all_metadata: bool | None = None,
+        limit: int | None = None,
+        oldest: str | None = None,
+    ) -> ChatAnswer:
+        """A page of a thread, oldest first (``messages``; ``response_metadata.next_cursor``).
+
+        Tier 3 (50+ a minute): called only by a function that takes over a
+        turn whose end was being told (``shared.core.telling``).
+        """
+        ...
 
     def chat_update(
         self,

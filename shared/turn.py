@@ -283,13 +283,17 @@ class TurnRun:
 
         This function took the turn from its carrier (``engine.on_stop``), or
         found the stop recorded when it came to carry the turn on. The thread
-        is told who stopped it and whether the agent's task stopped, once:
-        the turn then ends as ``stopped``, and the thread's next turn goes on.
+        is told who stopped it and whether the agent's task stopped, exactly
+        once (as the end's notice: ``shared.turn_ending``): the turn then ends
+        as ``stopped``, and the thread's next turn goes on. A turn whose end
+        was being told already (this stop's, or its carrier's) ends as that.
         """
         who = self.turn.stopped_by
         assert who is not None
         checkpoint = self.claim.load()
         self.claim.write_turn()  # the fence first: the carrier it was taken from writes no more
+        if self.ending.ended_already(checkpoint):
+            return
         self._restore(checkpoint)
         self.ending.stopped(who, self.follower.task_of_the_message)
 

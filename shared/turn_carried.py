@@ -71,6 +71,8 @@ class Carried:
             snapshot=self.task.snapshot,
             answering=self.answering.key if self.answering else None,
             told=self.telling.told,
+            notice=self.telling.notice,
+            notice_who=self.telling.who,
             observed_at=self.task.observed_at,
             caught_up=self.task.caught_up,
             reconcile_every=reconcile_every,

@@ -2,13 +2,15 @@
 
 Theory of operation: when the machine finishes the turn, the core's
 ``ending`` says how it ends: paused on a question (the run's pause side
-takes it), told a notice, answered (with feedback), or quiet. A notice of the turn's end is posted at most once,
-whichever function tells it (``shared.core.telling``): what is recorded
-before the post depends on the notice (a notice in the turn: checkpoint the
-machine, then post; the first of the end: show all of the answer,
-checkpoint the end as ``told``, then post; a later one: just post). A
-function that takes the turn over from a checkpoint whose end is told ends
-it without telling it again (``ended_already``). A cancel is told as it
+takes it), told a notice, answered (with feedback), or quiet. A notice of
+the turn's end (a stop's too) is shown exactly once, whichever function
+tells it (``shared.core.telling``): what is recorded before the post depends
+on the notice (a notice in the turn: checkpoint the machine, then post; the
+first of the end: show all of the answer, checkpoint the end as ``told``
+with its text, then post it marked with Slack message metadata; a later
+one: just post). A function that takes the turn over from a checkpoint
+whose end is told reads the thread back and posts the notice only if no
+message carries its mark, then ends the turn (``ended_already``). A cancel is told as it
 went: a task that does not stop is told as one that could not be stopped.
 The end itself (``finish_turn``) closes the turn's questions, writes the
 outcome under the claim, and shows the thread's session as ended.
@@ -17,6 +19,7 @@ outcome under the claim, and shows the thread's session as ended.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import structlog
 from slack_sdk.errors import SlackApiError
@@ -27,7 +30,7 @@ from shared.checkpoint import Checkpoint
 from shared.core import agent_session, notices
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.session import CloseQuestion, ForgetContext
-from shared.core.telling import Tell
+from shared.core.telling import Tell, mark, untold
 from shared.core.turn_machine import TurnState
 from shared.feedback import feedback_blocks
 from shared.ports import Clock
@@ -99,31 +102,47 @@ class TurnEnding:
             self.claim.change_session(ForgetContext())
         self.finish_turn(outcome)
 
-    def tell(self, notice: str) -> None:
-        """Post ``notice`` once, even if this function dies here (``shared.core.telling``)."""
-        match self.carried.telling.tell():
+    def tell(self, notice: str, who: str | None = None) -> None:
+        """Post ``notice`` (mentioning ``who``); the end's exactly once (``shared.core.telling``)."""
+        match self.carried.telling.tell(notice, who):
             case Tell.IN_TURN:
                 self._checkpoint_now(force=True)
-                self.carried.reply.notice(notice)
+                self.carried.reply.notice(notice, who)
             case Tell.AGAIN:
-                self.carried.reply.notice(notice)
+                self.carried.reply.notice(notice, who)
             case Tell.END:
                 self.carried.reply.finish()  # all of the answer first, so the taker has nothing to show
                 self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
                 try:
-                    self.carried.reply.notice(notice)
+                    self.carried.reply.notice(notice, who, metadata=self._end_mark())
                 except SlackApiError:
                     self.carried.telling.not_shown()
                     self._checkpoint_now(force=True)
                     raise
 
+    def _end_mark(self) -> dict[str, Any]:
+        """The metadata of the notice of the turn's end (``shared.core.telling.mark``)."""
+        told = self.carried.telling.told
+        assert told is not None
+        return mark(self.turn.id, told)
+
     def ended_already(self, checkpoint: Checkpoint | None) -> bool:
-        """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it."""
+        """Whether the function that wrote ``checkpoint`` was telling the turn's end: end it.
+
+        Its notice is posted if the thread does not show it (that function
+        died before its post); a checkpoint of an earlier release, which has
+        no notice, ends the turn untold.
+        """
         if checkpoint is None or checkpoint.told is None:
             return False
         log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
         self.claim.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
         self.carried.telling.told = checkpoint.told
+        if checkpoint.notice is not None:
+            wanted = self._end_mark()
+            if untold(self.carried.reply.read_back(since=self.turn.ts or None), wanted):
+                log.info("turn_end_told_by_taker", turn=self.turn.id, outcome=checkpoint.told)
+                self.carried.reply.notice(checkpoint.notice, checkpoint.notice_who, metadata=wanted)
         self.end(checkpoint.told)
         return True
 
@@ -157,6 +176,7 @@ class TurnEnding:
         stopped = task_id is None if not self.turn.attempted else False
         if task_id is not None:
             stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
-        self.carried.reply.notice(notices.STOPPED.after(stopped), who=who)
+        self.carried.telling.ends_with("stopped")
+        self.tell(notices.STOPPED.after(stopped), who=who)
         log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)
         self.finish_turn("stopped")

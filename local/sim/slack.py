@@ -24,6 +24,7 @@ session was carrying when it was written.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,6 +114,8 @@ class SlackMessage:
     updates: int = 0
     stopped_by: str | None = None
     """The person whose click on the stop button stopped it (it then answers stopped_by_user)."""
+    metadata: dict[str, Any] | None = None
+    """Its message metadata (``event_type``, ``event_payload``), as posted."""
 
 
 @dataclass
@@ -186,18 +189,53 @@ class SimSlack:
     # The methods (applied atomically; raise SlackError before changing anything) --------
 
     def post_message(
-        self, channel: str, text: Any, blocks: Any, thread_ts: Any, markdown_text: Any
+        self,
+        channel: str,
+        text: Any,
+        blocks: Any,
+        thread_ts: Any,
+        markdown_text: Any,
+        metadata: Any = None,
     ) -> SlackMessage:
         self._channel(channel)
         body = _message_text(text, markdown_text, blocks)
         message = SlackMessage(
-            channel, self.next_ts(), thread_ts, BOT_USER, text=body, blocks=_blocks(blocks)
+            channel,
+            self.next_ts(),
+            thread_ts,
+            BOT_USER,
+            text=body,
+            blocks=_blocks(blocks),
+            metadata=_metadata(metadata),
         )
         self._tag(message)
         self._append(message)
         if any(block.get("type") == "actions" for block in message.blocks):
             self.on_prompt(message)
         return message
+
+    def replies(
+        self, channel: str, ts: str, cursor: Any, metadata: bool, limit: Any, oldest: Any
+    ) -> dict[str, Any]:
+        """conversations.replies: a page of a thread, oldest first (the parent always first)."""
+        self._channel(channel)
+        thread = self.thread(channel, ts)
+        if not thread or thread[0].ts != ts:
+            raise SlackError("thread_not_found")
+        parent, replies = thread[0], thread[1:]
+        if oldest:
+            replies = [m for m in replies if float(m.ts) > float(oldest)]
+        start = int(cursor) if cursor else 0
+        if not 0 <= start <= len(replies):
+            raise SlackError("invalid_cursor")
+        size = max(1, min(int(limit or 1000), 1000))
+        page = replies[start : start + size]
+        more = start + size < len(replies)
+        return {
+            "messages": [_wire(m, metadata) for m in [parent, *page]],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + size) if more else ""},
+        }
 
     def update(
         self, channel: str, ts: str, text: Any, blocks: Any, markdown_text: Any
@@ -379,6 +417,30 @@ def _message_text(text: Any, markdown_text: Any, blocks: Any) -> str:
     return str(text or "")
 
 
+def _metadata(metadata: Any) -> dict[str, Any] | None:
+    """Message metadata as Slack keeps it: an event_type and an object payload, or refused."""
+    if metadata is None:
+        return None
+    if (
+        not isinstance(metadata, dict)
+        or not isinstance(metadata.get("event_type"), str)
+        or not isinstance(metadata.get("event_payload"), dict)
+    ):
+        raise SlackError("invalid_metadata_format")
+    return copy.deepcopy(metadata)
+
+
+def _wire(message: SlackMessage, metadata: bool) -> dict[str, Any]:
+    """A message as conversations.replies shows it (metadata only when asked for)."""
+    wire: dict[str, Any] = {"type": "message", "ts": message.ts, "user": message.user}
+    wire["text"] = message.text
+    if message.thread_ts:
+        wire["thread_ts"] = message.thread_ts
+    if metadata and message.metadata is not None:
+        wire["metadata"] = copy.deepcopy(message.metadata)
+    return wire
+
+
 def _blocks(blocks: Any) -> list[dict[str, Any]]:
     if blocks is None:
         return []
@@ -530,6 +592,7 @@ class SimChat:
         blocks: Any = None,
         thread_ts: str | None = None,
         markdown_text: str | None = None,
+        metadata: dict[str, Any] | None = None,
         **extra: Any,
     ) -> SlackAnswer:
         args = {
@@ -539,10 +602,34 @@ class SimChat:
             "thread_ts": thread_ts,
             "markdown_text": markdown_text,
         }
+        if metadata is not None:
+            args["metadata"] = metadata
         return self._call(
             "chat.postMessage",
             args,
-            lambda: self.slack.post_message(channel, text, blocks, thread_ts, markdown_text),
+            lambda: self.slack.post_message(
+                channel, text, blocks, thread_ts, markdown_text, metadata
+            ),
+        )
+
+    def conversations_replies(
+        self,
+        *,
+        channel: str,
+        ts: str,
+        cursor: str | None = None,
+        include_all_metadata: bool | None = None,
+        limit: int | None = None,
+        oldest: str | None = None,
+        **extra: Any,
+    ) -> SlackAnswer:
+        args = {"channel": channel, "ts": ts, "cursor": cursor, "oldest": oldest}
+        return self._call(
+            "conversations.replies",
+            args,
+            lambda: self.slack.replies(
+                channel, ts, cursor, bool(include_all_metadata), limit, oldest
+            ),
         )
 
     def chat_update(

@@ -197,6 +197,34 @@ def _set_status(workspace: Workspace, params: Params) -> dict[str, Any]:
     return {}
 
 
+def _replies(workspace: Workspace, params: Params) -> dict[str, Any]:
+    channel, ts = params.text("channel"), params.text("ts")
+    if not channel:
+        raise SlackError("channel_not_found")
+    if not ts:
+        raise SlackError("thread_not_found")
+    limit = params.text("limit")
+    if limit is not None and not limit.isdigit():
+        raise SlackError("invalid_limit")
+    messages, next_cursor = workspace.replies(
+        channel=channel,
+        ts=ts,
+        cursor=params.text("cursor"),
+        limit=int(limit) if limit else 1000,
+        oldest=params.text("oldest"),
+    )
+    with_metadata = params.text("include_all_metadata") in ("true", "True", "1")
+    wire = [wire_message(message) for message in messages]
+    if not with_metadata:
+        for message in wire:
+            message.pop("metadata", None)
+    return {
+        "messages": wire,
+        "has_more": bool(next_cursor),
+        "response_metadata": {"next_cursor": next_cursor},
+    }
+
+
 def _users_info(workspace: Workspace, params: Params) -> dict[str, Any]:
     return {"user": user_object(workspace.user(params.text("user") or ""))}
 
@@ -220,6 +248,7 @@ HANDLERS: dict[str, Callable[[Workspace, Params], dict[str, Any]]] = {
     "assistant.threads.setStatus": _set_status,
     "agents.sessions.setStatus": _set_agent_status,
     "agents.sessions.rename": _rename_agent_session,
+    "conversations.replies": _replies,
     "users.info": _users_info,
     "views.open": _views_open,
 }

@@ -28,6 +28,7 @@ is silent the stand-in chooses, and says so at the method.
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import string
@@ -506,6 +507,36 @@ class Workspace:
             for message in self.channels.get(channel, [])
             if message.ts == ts or message.thread_ts == ts
         ]
+
+    def replies(
+        self, *, channel: str, ts: str, cursor: str | None, limit: int, oldest: str | None
+    ) -> tuple[list[Message], str]:
+        """conversations.replies: a page of a thread (its parent first) and the next cursor.
+
+        As Slack: ``ts`` must be an existing message (a message with no
+        replies is a thread of one); ``oldest`` keeps the replies after it;
+        the cursor is opaque ("" on the last page).
+        """
+        self._require_channel(channel)
+        parent = self._find(channel, ts)
+        if parent is None:
+            raise SlackError("thread_not_found")
+        root = parent.thread_ts or parent.ts
+        replies = [m for m in self.thread(channel, root) if m.ts != root]
+        if oldest:
+            replies = [m for m in replies if float(m.ts) > float(oldest)]
+        start = 0
+        if cursor:
+            try:
+                start = int(base64.b64decode(cursor).decode().removeprefix("offset:"))
+            except ValueError:
+                raise SlackError("invalid_cursor") from None
+        if not 0 <= start <= len(replies):
+            raise SlackError("invalid_cursor")
+        size = max(1, min(limit, 1000))
+        rest = start + size
+        after = base64.b64encode(f"offset:{rest}".encode()).decode() if rest < len(replies) else ""
+        return [self._settle(self._find(channel, root) or parent), *replies[start:rest]], after
 
     def history(self, channel: str) -> list[Message]:
         """A channel's top-level messages, oldest first."""

@@ -113,6 +113,8 @@ SUMMARY_CHARS = 200
 SHARE_REFRESH = 10.0
 """Seconds between reads of how many streams share the workspace's appends."""
 DEFAULT_LIMITS = ReplyLimits()
+READ_BACK_PAGE = 200
+"""Messages a page of a thread's read-back asks for (Slack's recommended page size)."""
 
 
 @dataclass
@@ -295,16 +297,48 @@ class ThreadReply:
             self._show_step(call_id)
             self._pump()
 
-    def notice(self, text: str, who: str | None = None) -> None:
+    def notice(
+        self, text: str, who: str | None = None, *, metadata: dict[str, Any] | None = None
+    ) -> None:
         """A notice of Agent Kourier's own (never the agent's words), after the answer.
 
-        With ``who`` (a user ID), the notice's ``{who}`` mentions that person.
+        With ``who`` (a user ID), the notice's ``{who}`` mentions that person;
+        with ``metadata``, the message carries it (Slack message metadata).
         """
         self.finish()
         with self._lock:
             self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, **notice_message(text, who)
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                metadata=metadata,
+                **notice_message(text, who),
             )
+
+    def read_back(self, since: str) -> list[dict[str, Any]] | None:
+        """The thread's messages from ``since`` on, with their metadata; None if Slack cannot say.
+
+        Read page by page (``conversations.replies``); any error of Slack's
+        answers None, so that the caller does not take "unread" for "absent".
+        """
+        messages: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            while True:
+                page = self._client.conversations_replies(
+                    channel=self._channel,
+                    ts=self._thread_ts,
+                    cursor=cursor,
+                    include_all_metadata=True,
+                    limit=READ_BACK_PAGE,
+                    oldest=since,
+                )
+                messages.extend(page["messages"] or [])
+                cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+                if cursor is None:
+                    return messages
+        except SlackApiError as error:
+            log.warning("thread_read_back_failed", error=error.response.get("error"))
+            return None
 
     def finish(self, blocks: Blocks = (), *, paused: bool = False) -> None:
         """The answer is complete: write all of it, close every step, stop streaming.

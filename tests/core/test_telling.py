@@ -17,7 +17,7 @@ import pytest
 from shared.core import notices
 from shared.core.model import Message, Role, TaskState, TaskStatus, TextPart
 from shared.core.outcome import Answered, Ending, Paused, Quiet, Told, ending
-from shared.core.telling import Tell, Telling
+from shared.core.telling import Tell, Telling, mark, untold
 
 
 def _failed(text: str) -> TaskStatus:
@@ -115,7 +115,7 @@ def test_what_is_recorded_before_each_notice(row: Row) -> None:
                 telling.ends_with(argument)
                 seen.append((None, telling.told))
             case "tell":
-                seen.append((telling.tell(), telling.told))
+                seen.append((telling.tell("N"), telling.told))
             case "not_shown":
                 telling.not_shown()
                 seen.append((None, telling.told))
@@ -125,4 +125,26 @@ def test_what_is_recorded_before_each_notice(row: Row) -> None:
 def test_a_taker_that_finds_the_end_told_tells_nothing_more_of_it() -> None:
     taker = Telling(told="failed")
     taker.ends_with("failed")
-    assert taker.tell() is Tell.AGAIN
+    assert taker.tell("N") is Tell.AGAIN
+
+
+def test_the_end_being_told_keeps_its_notice_and_who_it_mentions() -> None:
+    telling = Telling()
+    telling.ends_with("stopped")
+    assert telling.tell("Stopped by {who}.", who="U1") is Tell.END
+    assert (telling.told, telling.notice, telling.who) == ("stopped", "Stopped by {who}.", "U1")
+
+
+def test_a_taker_posts_the_end_notice_only_when_the_thread_does_not_show_it() -> None:
+    wanted = mark("C1-1.000001", "completed")
+    other_turn = mark("C1-1.000002", "completed")
+    other_end = mark("C1-1.000001", "stopped")
+    thread = [{"ts": "1.000001", "text": "hi"}, {"ts": "1.5", "metadata": other_turn}]
+    assert untold(thread, wanted)
+    assert untold([*thread, {"ts": "1.6", "metadata": other_end}], wanted)
+    assert not untold([*thread, {"ts": "1.7", "metadata": wanted}], wanted)
+    assert untold(None, wanted)  # Slack could not be read: posted, at least once
+    assert wanted == {
+        "event_type": "kourier_notice",
+        "event_payload": {"turn": "C1-1.000001", "notice": "completed"},
+    }

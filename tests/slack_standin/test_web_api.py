@@ -92,6 +92,53 @@ def test_text_over_forty_thousand_characters_is_too_long(
     assert len(standin.history(CHANNEL)) == 1
 
 
+def test_conversations_replies_pages_a_thread_with_its_metadata_as_slack_does(
+    slack: WebClient, standin: SlackStandin
+) -> None:
+    """conversations.replies: the parent first, then replies oldest first, in cursor pages.
+
+    As Slack's reference has it: ``ts`` must be an existing message; ``oldest``
+    keeps the messages after it; ``response_metadata.next_cursor`` is empty on
+    the last page; message metadata (``event_type``, ``event_payload``, as
+    chat.postMessage took it) shows only with ``include_all_metadata``.
+    """
+    parent = standin.say(CHANNEL, "check X")
+    asked = standin.thread(CHANNEL, parent.ts)[0].text
+    marked = {"event_type": "kourier_notice", "event_payload": {"turn": "t1", "notice": "done"}}
+    first = slack.chat_postMessage(channel=CHANNEL, thread_ts=parent.ts, text="one")
+    slack.chat_postMessage(channel=CHANNEL, thread_ts=parent.ts, text="two", metadata=marked)
+    slack.chat_postMessage(channel=CHANNEL, thread_ts=parent.ts, text="three")
+    standin.say(CHANNEL, "elsewhere")
+
+    page = slack.conversations_replies(
+        channel=CHANNEL, ts=parent.ts, include_all_metadata=True, limit=2
+    )
+    assert [m["text"] for m in page["messages"]] == [asked, "one", "two"]
+    assert page["messages"][2]["metadata"] == marked
+    assert page["has_more"] is True
+    cursor = page["response_metadata"]["next_cursor"]
+    rest = slack.conversations_replies(
+        channel=CHANNEL, ts=parent.ts, include_all_metadata=True, limit=2, cursor=cursor
+    )
+    assert [m["text"] for m in rest["messages"]] == [asked, "three"]
+    assert rest["has_more"] is False and rest["response_metadata"]["next_cursor"] == ""
+
+    plain = slack.conversations_replies(channel=CHANNEL, ts=parent.ts)
+    assert [m["text"] for m in plain["messages"]] == [asked, "one", "two", "three"]
+    assert all("metadata" not in m for m in plain["messages"])
+    after = slack.conversations_replies(channel=CHANNEL, ts=parent.ts, oldest=first["ts"])
+    assert [m["text"] for m in after["messages"]] == [asked, "two", "three"]
+
+    missing = slack_error(lambda: slack.conversations_replies(channel=CHANNEL, ts="1.000001"))
+    assert missing.response["error"] == "thread_not_found"
+    unknown = slack_error(lambda: slack.conversations_replies(channel="C0NOPE", ts=parent.ts))
+    assert unknown.response["error"] == "channel_not_found"
+    bad = slack_error(
+        lambda: slack.conversations_replies(channel=CHANNEL, ts=parent.ts, cursor="%%%")
+    )
+    assert bad.response["error"] == "invalid_cursor"
+
+
 def test_update_replaces_what_it_is_given(slack: WebClient, standin: SlackStandin) -> None:
     posted = slack.chat_postMessage(channel=CHANNEL, text="Approve?", blocks=APPROVAL_BLOCKS)
     updated = slack.chat_update(

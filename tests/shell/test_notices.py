@@ -1,0 +1,195 @@
+"""The end's notice of a turn is shown exactly once, wherever its function dies.
+
+Platform behaviour each test stands for: a function instance can be killed
+between any two of its calls (``Died`` escapes the handler, as an instance
+gone takes nothing with it); Cloud Tasks delivers the stop's task again,
+and the reconcile sweep hands a turn whose lease ran out to another
+function. The thread is Slack's (the stand-in), read back by the taker with
+``conversations.replies``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from shared import handlers, stops
+from shared.core import notices
+from shared.firestore import FirestoreDocuments
+from shared.ports import Chat
+from shared.store import SESSIONS
+from tests.a2a.agents import Exchange, ScriptedAgent, result, status_update, task
+from tests.shell.conftest import Shell, make_deps
+
+
+class Died(BaseException):
+    """The function's instance was killed (nothing of it goes on)."""
+
+
+class DyingChat:
+    """Slack's Web API, with the instance killed around the call ``dies_at`` picks (once)."""
+
+    def __init__(self, chat: Chat) -> None:
+        self._chat = chat
+        self.before: Callable[[str, dict[str, Any]], bool] = lambda method, args: False
+        self.after: Callable[[str, dict[str, Any]], bool] = lambda method, args: False
+
+    def __getattr__(self, method: str) -> Any:
+        call = getattr(self._chat, method)
+
+        def called(**args: Any) -> Any:
+            if self.before(method, args):
+                self.before = lambda method, args: False
+                raise Died(f"before {method}")
+            answer = call(**args)
+            if self.after(method, args):
+                self.after = lambda method, args: False
+                raise Died(f"after {method}")
+            return answer
+
+        return called
+
+
+def finishes_silently(exchange: Exchange) -> None:
+    """A 1.0 agent whose task completes without any output."""
+    if exchange.rpc_method == "GetTask":
+        exchange.json(result(task(state="TASK_STATE_COMPLETED")))
+        return
+    exchange.sse(
+        [
+            result({"task": task(state="TASK_STATE_WORKING")}),
+            result(status_update("TASK_STATE_COMPLETED")),
+        ]
+    )
+
+
+def shell_on(
+    documents: FirestoreDocuments, chat: DyingChat, agent: ScriptedAgent, standin: Any
+) -> Shell:
+    agent.script = finishes_silently
+    deps, turns, tasks = make_deps(documents, chat, agent)  # type: ignore[arg-type]
+    return Shell(deps, standin, agent, turns, tasks)
+
+
+def posts(text: str) -> Callable[[str, dict[str, Any]], bool]:
+    """Whether a call posts a message whose text starts with ``text``."""
+    return lambda method, args: method == "chat_postMessage" and str(
+        args.get("text") or ""
+    ).startswith(text)
+
+
+def lease_runs_out(shell: Shell, session_id: str) -> None:
+    """The dead function's lease runs out: the sweep hands the turn to another function."""
+    shell.deps.documents.update(SESSIONS, session_id, {"lease_until": shell.deps.clock.now()})
+
+
+def test_the_no_output_notice_shows_once_when_its_function_dies_between_record_and_post(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    chat.before = posts(notices.NO_OUTPUT)  # recorded as being told, then the instance dies
+
+    with pytest.raises(Died):
+        handlers.turn_send(shell.deps, published)
+    assert notices.NO_OUTPUT not in shell.bot_texts(thread)
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "completed"
+
+
+def test_the_no_output_notice_shows_once_when_its_function_dies_right_after_posting_it(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    chat.after = posts(notices.NO_OUTPUT)  # posted, and the turn never recorded done
+
+    with pytest.raises(Died):
+        handlers.turn_send(shell.deps, published)
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "completed"
+
+
+def a_stopped_turn(shell: Shell, chat: DyingChat) -> tuple[str, dict[str, Any]]:
+    """A turn whose carrier died while it worked, and Alice's stop of it; the thread's ts."""
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    chat.before = lambda method, args: method in (
+        "agents_sessions_setStatus",
+        "assistant_threads_setStatus",
+    )
+    with pytest.raises(Died):
+        handlers.turn_send(shell.deps, published)  # claimed and running, then gone
+    assert shell.deps.store.request_stop(published["turn_id"], "U0ALICE", [])
+    body = {"session_id": published["session_id"], "turn_id": published["turn_id"], "stop": True}
+    assert stops.stop_task_name(published["turn_id"])  # the task Cloud Tasks delivers (again)
+    return thread, body
+
+
+def test_a_stop_notice_posted_then_its_function_killed_shows_once(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread, body = a_stopped_turn(shell, chat)
+    told = notices.STOPPED.after(False).replace("{who}", "<@U0ALICE>")
+    chat.after = posts("Stopped by")  # posted, and the turn never recorded done
+
+    with pytest.raises(Died):
+        handlers.stream_follow(shell.deps, body)
+    assert shell.bot_texts(thread) == [told]
+
+    assert handlers.stream_follow(shell.deps, body) == "ack"  # the stop's task, again
+    assert shell.bot_texts(thread) == [told]
+    turn = shell.deps.store.turn(body["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "stopped"
+
+
+def test_a_stop_notice_whose_function_dies_before_posting_it_is_still_shown_once(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread, body = a_stopped_turn(shell, chat)
+    told = notices.STOPPED.after(False).replace("{who}", "<@U0ALICE>")
+    chat.before = posts("Stopped by")
+
+    with pytest.raises(Died):
+        handlers.stream_follow(shell.deps, body)
+    assert shell.bot_texts(thread) == []
+
+    assert handlers.stream_follow(shell.deps, body) == "ack"
+    assert shell.bot_texts(thread) == [told]
+    turn = shell.deps.store.turn(body["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "stopped"
+
+
+def test_a_taker_that_cannot_read_the_thread_back_tells_the_end_rather_than_lose_it(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    chat.before = posts(notices.NO_OUTPUT)
+    with pytest.raises(Died):
+        handlers.turn_send(shell.deps, published)
+    lease_runs_out(shell, published["session_id"])
+    standin.fail("conversations.replies", error="internal_error", status=500, times=10)
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
