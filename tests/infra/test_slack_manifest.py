@@ -49,6 +49,8 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     # users:read.email for the email in the actor line of a turn.
     "users.info": frozenset({"users:read", "users:read.email"}),
     "views.open": frozenset(),
+    # A thread read back (a turn's end notice, told once): public and private channels.
+    "conversations.replies": frozenset({"channels:history", "groups:history"}),
 }
 
 # WebClient helpers that call several Web API methods.

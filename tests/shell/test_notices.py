@@ -75,9 +75,9 @@ def shell_on(
 
 def posts(text: str) -> Callable[[str, dict[str, Any]], bool]:
     """Whether a call posts a message whose text starts with ``text``."""
-    return lambda method, args: method == "chat_postMessage" and str(
-        args.get("text") or ""
-    ).startswith(text)
+    return lambda method, args: (
+        method == "chat_postMessage" and str(args.get("text") or "").startswith(text)
+    )
 
 
 def lease_runs_out(shell: Shell, session_id: str) -> None:
@@ -128,9 +128,12 @@ def a_stopped_turn(shell: Shell, chat: DyingChat) -> tuple[str, dict[str, Any]]:
     """A turn whose carrier died while it worked, and Alice's stop of it; the thread's ts."""
     thread = shell.mention("check X")
     [published] = shell.turns.published
-    chat.before = lambda method, args: method in (
-        "agents_sessions_setStatus",
-        "assistant_threads_setStatus",
+    chat.before = lambda method, args: (
+        method
+        in (
+            "agents_sessions_setStatus",
+            "assistant_threads_setStatus",
+        )
     )
     with pytest.raises(Died):
         handlers.turn_send(shell.deps, published)  # claimed and running, then gone

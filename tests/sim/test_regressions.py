@@ -23,6 +23,11 @@ step's card reads the session first. Seed 656 (a posted reply's message edited
 by a function after its last checkpoint, then laid out again elsewhere by the
 one taking over: the text shown twice) failed on main at 9c82ac0 and passes
 since a take-over of a posted reply writes each of its messages again.
+The stop's notice told twice (seeds 23, 26: posted, then its function killed
+before the turn was recorded done, and the stop's retry told it again) and the
+no-output notice lost (seed 37: its function killed between the checkpoint
+that records it as told and the post) failed on main at 1c361e9 and pass since
+the end's notice is read back from the thread (``shared.core.telling``).
 """
 
 from __future__ import annotations
@@ -133,6 +138,24 @@ FINDINGS = [
         "S3 text",
         "C0SIM3-1700000075.083809",
         id="text-twice-after-a-takeover-of-a-posted-reply",
+    ),
+    pytest.param(
+        23,
+        "S6 notice twice",
+        "C0SIM3-1700000555.740217",
+        id="stop-notice-told-again-by-the-stops-retry-23",
+    ),
+    pytest.param(
+        26,
+        "S6 notice twice",
+        "C0SIM2-1700000025.173812",
+        id="stop-notice-told-again-by-the-stops-retry-26",
+    ),
+    pytest.param(
+        37,
+        "S6 no output untold",
+        "C0SIM2-1700000210.417689",
+        id="no-output-notice-lost-between-record-and-post",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
