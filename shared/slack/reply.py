@@ -314,8 +314,8 @@ class ThreadReply:
                 **notice_message(text, who),
             )
 
-    def read_back(self, since: str) -> list[dict[str, Any]] | None:
-        """The thread's messages from ``since`` on, with their metadata; None if Slack cannot say.
+    def read_back(self, since: str | None) -> list[dict[str, Any]] | None:
+        """The thread's messages after ``since`` (all: None), with their metadata; None if unread.
 
         Read page by page (``conversations.replies``); any error of Slack's
         answers None, so that the caller does not take "unread" for "absent".
@@ -330,7 +330,7 @@ class ThreadReply:
                     cursor=cursor,
                     include_all_metadata=True,
                     limit=READ_BACK_PAGE,
-                    oldest=since,
+                    oldest=since or None,
                 )
                 messages.extend(page["messages"] or [])
                 cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
