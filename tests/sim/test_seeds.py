@@ -39,19 +39,12 @@ KNOWN = {
     "S6 notice twice": (
         "Stopped by <@",
         (
-            "a stop's notice posted, then its function killed before the turn is done: "
-            "the stop's retry tells it again (21 in seeds 1..2630 on 4ba9092, e.g. 82). "
-            "Recording it before the post (as the end's notice) traded these for as many "
-            "'S7 untold' (20 in 1..2583, breaks4): exactly once needs reading the thread "
-            "back. The kept-failing notice is told at most once since breaks4 (seed 2512), "
+            "the stop's notice is told exactly once since notice5 (recorded as being told, "
+            "posted with metadata, read back from the thread by the function taking over): "
+            "twice only when that read-back fails (Slack 5xx: posted, at least once); "
+            "1 in seeds 1..3000 (246), vs 21 stop notices told twice in 1..2630 on 4ba9092. "
+            "The kept-failing notice is told at most once since breaks4 (seed 2512), "
             "busy and context-changed notices since fix3 (seeds 337, 566)"
-        ),
-    ),
-    "S6 no output untold": (
-        "",
-        (
-            "the final notice is told at most once (F5): a function killed "
-            "between its 'told' checkpoint and the post loses it"
         ),
     ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
