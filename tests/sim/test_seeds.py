@@ -48,6 +48,16 @@ KNOWN = {
         ),
     ),
     "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
+    "S6 no output untold": (
+        "",
+        (
+            "told exactly once since notice5 (seed 37); seen once since in 1..3000 on 28f7482 "
+            "(seed 262, with an 'S3 text' in the same turn): the agent took its whole text "
+            "back after the reply had shown it and stopped its stream; the take-back is not "
+            "applied to the shown message (S3 text), so the thread keeps text and is not told "
+            "that the agent finished without any output"
+        ),
+    ),
 }
 """Rules today's code is known to break: code -> (what the detail must contain, why)."""
 
