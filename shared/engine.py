@@ -34,9 +34,9 @@ from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.prompts import notice_message
-from shared.slack.reply import ThreadReply
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun, thread_status
+from shared.turn_carried import new_reply
 
 log = structlog.get_logger()
 
@@ -128,17 +128,7 @@ def _carry(
         return _carried(deps, run, lambda: carry_on(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
     status = thread_status(deps, turn, deps.chat)
-    reply = ThreadReply(
-        deps.chat,
-        turn.channel,
-        turn.thread_ts,
-        turn.user,
-        turn.team,
-        clock=deps.clock,
-        runtime=deps.runtime,
-        status=status,
-        budget=deps.slack_budget,
-    )
+    reply = new_reply(deps, turn, deps.chat, status)
     checkpoint = CheckpointStore(deps.documents, deps.clock).load(
         turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
     )

@@ -91,9 +91,13 @@ def new_reply(
     turn: Turn,
     chat: Chat,
     status: ThreadStatus,
-    keep_shown_steps: Callable[[dict[str, str]], None],
+    keep_shown_steps: Callable[[dict[str, str]], None] | None = None,
 ) -> ThreadReply:
-    """A new reply of ``turn`` in its thread, through ``chat``."""
+    """A new reply of ``turn`` in its thread, through ``chat``.
+
+    Without ``keep_shown_steps`` the reply keeps no record of the steps it
+    shows (a turn whose Binding is gone closes its reply and shows no step).
+    """
     return ThreadReply(
         chat,
         turn.channel,
