@@ -17,15 +17,11 @@ reply ends, every step still running is closed.
 When text already shown changes (a replace, a take-back, a canonical
 snapshot that differs) a stream cannot take it back, and where no stream can
 start (``chat.startStream`` refused, or no person to stream to) there is
-none: the reply falls back to ordinary messages, for good. The whole answer,
-converted to Slack Markdown, is laid out over the reply's messages in order;
-every message but the last keeps the amount of text it holds, and the last
-takes the rest, with new messages posted when it is full. Streamed messages
-are edited with ``markdown_text``; the messages the fallback posts hold
-markdown blocks with the steps as ``task_card`` blocks between them, each at
-the point of the text where its call arrived. The layout is computed and
-written at most once per ``update_interval`` (each message edited at most
-that often, edits coalesced), and the final state is always written.
+none: the reply falls back to ordinary messages, for good. What each message
+then shows, and when it may be written, is decided by the pure
+``shared.slack.layout.FallbackLayout`` (which holds the reply's messages);
+this module posts and edits the messages it names, and the final state is
+always written.
 
 The thread's agent session shows that the agent works (``ThreadStatus``):
 every stream the reply stops leaves it processing, and the turn sets the
@@ -62,7 +58,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -73,18 +68,11 @@ from shared.core.redaction import redact
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.ports import Blocks, Chat, Clock, Runtime
-from shared.slack.markdown import (
-    MarkdownStream,
-    cut_point,
-    escape_mrkdwn,
-    neutralise,
-    seam,
-    to_slack_markdown,
-)
+from shared.slack.layout import EMPTIED, FallbackLayout, Message, Write
+from shared.slack.markdown import MarkdownStream, neutralise
 from shared.slack.pacing import (
     CONTINUED_BELOW,
     NEW_MESSAGE,
-    SEAM_ROOM,
     Append,
     Chunk,
     ReplyLimits,
@@ -105,10 +93,6 @@ STREAM_GONE = frozenset({"message_not_in_streaming_state", "stopped_by_user"})
 """Slack's answers for a stream it no longer streams: cut after its lifetime, or stopped by a person."""
 KEEP_PROCESSING = "processing"
 """The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
-EMPTIED = "…"
-"""What a streamed message shows once a take-back left it no text."""
-MAX_CARDS_PER_MESSAGE = 24
-"""Slack allows 50 blocks in a message: the cards and the markdown blocks between them."""
 SUMMARY_CHARS = 200
 SHARE_REFRESH = 10.0
 """Seconds between reads of how many streams share the workspace's appends."""
@@ -117,36 +101,6 @@ READ_BACK_PAGE = 200
 READ_BACK_ATTEMPTS = 3
 """Reads of a thread before a notice whose showing is unknown is posted anyway."""
 """Messages a page of a thread's read-back asks for (Slack's recommended page size)."""
-
-
-@dataclass
-class _Message:
-    """One message of the reply, as Slack shows it."""
-
-    ts: str
-    """Empty until a message the fallback laid out is posted."""
-    streamed: bool
-    streaming: bool = False
-    started_at: float = 0.0
-    text: str = ""
-    """The Slack Markdown it shows (a streamed one: seams included)."""
-    content: int = 0
-    """How many characters of the answer's Slack Markdown it holds."""
-    cards: list[tuple[str, int]] = field(default_factory=list)
-    """Steps shown as ``task_card`` blocks (posted messages): call ID, and the
-    position in the message's text where the call arrived."""
-    written: str | None = None
-    """The payload last written with chat.postMessage or chat.update."""
-    written_at: float = 0.0
-    rewrite: bool = False
-    """Slack may show more than ``text`` (its function died after its last
-    checkpoint, and what it streamed since is streamed again): when the
-    stream ends, ``text`` is written whole. In the fallback layout, the
-    function may have edited any message: each is written whole once more."""
-
-    def to_state(self) -> dict[str, Any]:
-        """JSON-able form (a field loop: ``asdict`` deep-copies, at ~20 times the cost)."""
-        return {**vars(self), "cards": list(self.cards)}
 
 
 class ThreadReply:
@@ -219,13 +173,10 @@ class ThreadReply:
         self._answer = ""
         self._markdown = MarkdownStream()
         self._pacer = StreamPacer(limits)
-        self._messages: list[_Message] = []
+        self._layout = FallbackLayout(limits)
         self._steps: dict[str, dict[str, Any]] = {}
         self._fallback = not recipient_user and not channel.startswith("D")
-        self._last_layout = 0.0
         self._status_at: float | None = None
-        self._feedback: list[dict[str, Any]] = []
-        """Blocks the last posted message ends with, once the answer is complete."""
         self._halted = False
         """A person stopped the turn: nothing more of the answer is shown."""
 
@@ -249,7 +200,7 @@ class ThreadReply:
         """Show that the agent is working on the thread's message."""
         with self._lock:
             self._raise_failure()
-            if not self._posted():
+            if not self._layout.posted():
                 self._set_status()
             self._pump()
 
@@ -269,7 +220,7 @@ class ThreadReply:
             if text == self._answer:
                 return
             self._answer = text
-            if not self._fallback and any(message.text for message in self._messages):
+            if not self._fallback and any(message.text for message in self._layout.messages):
                 self._fall_back()
             elif not self._fallback:
                 # No text went out yet: what is queued can still be taken back.
@@ -376,19 +327,21 @@ class ThreadReply:
             if not self._fallback and not self._halted:
                 self._pacer.add_text(self._markdown.flush())
                 self._send_queue()
-                if self._stream() is None and (self._pacer.queue or self._pacer.carries_steps()):
+                if self._layout.stream() is None and (
+                    self._pacer.queue or self._pacer.carries_steps()
+                ):
                     if self._pacer.queue or not self._may_start():
                         # No stream may start yet: the answer is posted whole instead.
                         self._fall_back()
                     else:  # the steps a roll-over continued, to close them
                         self._start_stream(Start(self._pacer.carry, [], 0))
-                stream = self._stream()
+                stream = self._layout.stream()
                 if stream is not None:
                     stop = self._pacer.stop(stream.ts, output=output, status=status)
                     self._stop(stream, stop, blocks=list(blocks))
             self._close_unfinished_steps(status, output)
             if self._fallback:
-                self._feedback = list(blocks)
+                self._layout.feedback = list(blocks)
                 self._write_messages(force=True)
 
     def stopped(self, stopped_streams: Collection[str]) -> None:
@@ -403,7 +356,7 @@ class ThreadReply:
             self._timer.close()
             self._halted = True
             self._pacer.abandon()
-            stream = self._stream()
+            stream = self._layout.stream()
             if stream is not None and stream.ts in stopped_streams:
                 stream.streaming = False
                 self._pacer.stop(stream.ts)
@@ -441,7 +394,7 @@ class ThreadReply:
                 "answer": self._answer,
                 "markdown": self._markdown.to_state(),
                 **self._pacer.to_state(),
-                "messages": [message.to_state() for message in self._messages],
+                "messages": self._layout.to_state(),
                 "steps": {key: dict(step) for key, step in self._steps.items()},
                 "fallback": self._fallback,
                 "status_at": self._status_at,
@@ -452,7 +405,7 @@ class ThreadReply:
     def posted(self) -> list[str]:
         """The ts of each message of the reply posted so far, oldest first."""
         with self._lock:
-            return [message.ts for message in self._messages if message.ts]
+            return [message.ts for message in self._layout.messages if message.ts]
 
     def restore(
         self,
@@ -476,18 +429,14 @@ class ThreadReply:
             self._markdown = MarkdownStream.from_state(state["markdown"])
             self._pacer = StreamPacer.from_state(state, self._limits)
             self._pacer.taken_over(shown_steps or {})
-            self._messages = [
-                _Message(**{**message, "cards": [tuple(card) for card in message["cards"]]})
-                for message in state["messages"]
-            ]
+            self._layout = FallbackLayout.from_state(state["messages"], self._limits)
             self._steps = {key: dict(step) for key, step in state["steps"].items()}
             self._fallback = state["fallback"]
             self._status_at = state["status_at"]
             self._open_until = state.get("open_until")
-            stream = self._stream()
+            stream = self._layout.stream()
             if taken_over and self._fallback:
-                for message in self._messages:
-                    message.rewrite = bool(message.ts)
+                self._layout.taken_over()
             elif taken_over and stream is not None:
                 stream.rewrite = True
             self._pump()
@@ -498,7 +447,7 @@ class ThreadReply:
         """Do what is due now; leave the rest to the timer."""
         now = self._clock.time()
         due: list[float] = []
-        if self._status_at is not None and not self._posted():
+        if self._status_at is not None and not self._layout.posted():
             if now - self._status_at >= self._limits.status_refresh:
                 self._set_status()
             due.append(self._status_at + self._limits.status_refresh)
@@ -508,7 +457,7 @@ class ThreadReply:
             send_at = self._send_at()  # text left queued waits for a stream to start
         if send_at is not None:
             due.append(send_at)
-        stream = self._stream()
+        stream = self._layout.stream()
         if stream is not None and not self._fallback:
             self._share_appends(now)
             if self._open_until is not None:
@@ -520,7 +469,7 @@ class ThreadReply:
             else:
                 due.append(roll_over_at)
         if self._fallback:  # maybe only since the queue was sent: streams were refused
-            ready_at = self._last_layout + self._limits.update_interval
+            ready_at = self._layout.layout_at()
             if now >= ready_at:
                 due += self._write_messages(force=False)
             else:
@@ -530,7 +479,7 @@ class ThreadReply:
     def _send_at(self) -> float | None:
         """When the queue may be sent next (a new stream: once the budget lets it start)."""
         send_at = None if self._fallback else self._pacer.send_at()
-        if send_at is not None and self._stream() is None:
+        if send_at is not None and self._layout.stream() is None:
             send_at = max(send_at, self._start_at)
         return send_at
 
@@ -552,9 +501,6 @@ class ThreadReply:
             failure, self._failure = self._failure, None
             raise failure
 
-    def _posted(self) -> bool:
-        return any(message.ts for message in self._messages)
-
     def _set_status(self) -> None:
         """The older status line, where agent sessions are refused (see ``ThreadStatus``)."""
         if self._status.working_line():
@@ -568,15 +514,10 @@ class ThreadReply:
         else:
             self._pacer.add_step(_task_update(call_id, self._steps[call_id]))
 
-    def _stream(self) -> _Message | None:
-        """The message streaming now, if any."""
-        last = self._messages[-1] if self._messages else None
-        return last if last is not None and last.streaming else None
-
     def _send_queue(self) -> None:
         """Make the calls the pacer names until the queue is sent."""
         while not self._fallback:
-            stream = self._stream()
+            stream = self._layout.stream()
             call = self._pacer.next_call(stream, self._clock.time())
             if call is None:
                 return
@@ -597,7 +538,7 @@ class ThreadReply:
             return True
         if self._clock.time() < self._start_at:
             return False
-        admission = self._budget.start(self._team, self._thread_key, len(self._messages))
+        admission = self._budget.start(self._team, self._thread_key, len(self._layout.messages))
         if admission.retry_at is not None:
             self._start_at = admission.retry_at
             log.info("slack_stream_queued", channel=self._channel, until=admission.retry_at)
@@ -606,11 +547,11 @@ class ThreadReply:
         self._shared(admission.open_streams)
         return True
 
-    def _wait_to_stop(self, stream: _Message) -> None:
+    def _wait_to_stop(self, stream: Message) -> None:
         """Wait until the workspace's budget lets ``stream`` stop."""
         if self._budget is None:
             return
-        index = next(i for i, message in enumerate(self._messages) if message is stream)
+        index = next(i for i, message in enumerate(self._layout.messages) if message is stream)
         while True:
             admission = self._budget.stop(self._team, self._thread_key, index)
             if admission.retry_at is None:
@@ -627,7 +568,7 @@ class ThreadReply:
         if self._budget is None:
             return
         if self._open_until is not None and now >= self._open_until - MARGIN:
-            self._budget.keep_open(self._team, self._thread_key, len(self._messages) - 1)
+            self._budget.keep_open(self._team, self._thread_key, len(self._layout.messages) - 1)
             self._open_until = None
         if now - self._shared_at >= SHARE_REFRESH:
             self._shared(self._budget.open_streams(self._team))
@@ -656,8 +597,8 @@ class ThreadReply:
             log.info("slack_streaming_unavailable", error=code)
             self._fall_back()
             return
-        self._messages.append(
-            _Message(
+        self._layout.messages.append(
+            Message(
                 ts=str(answer["ts"]),
                 streamed=True,
                 streaming=True,
@@ -667,10 +608,10 @@ class ThreadReply:
             )
         )
         self._status_at = None
-        self._pacer.started(self._messages[-1].ts)
+        self._pacer.started(self._layout.messages[-1].ts)
         self._pacer.sent(call, self._clock.time())
 
-    def _append_stream(self, stream: _Message, call: Append) -> None:
+    def _append_stream(self, stream: Message, call: Append) -> None:
         before = self._showing(call.batch, stream.ts)
         try:
             self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=call.batch)
@@ -702,7 +643,7 @@ class ThreadReply:
         if not self._pacer.shrink(room):
             raise error
 
-    def _roll_over(self, stream: _Message, already_cut: bool = False) -> None:
+    def _roll_over(self, stream: Message, already_cut: bool = False) -> None:
         """Stop ``stream`` (unless Slack already cut it) and carry on in a new message."""
         stop = self._pacer.roll_over(stream)
         if already_cut:
@@ -711,7 +652,7 @@ class ThreadReply:
         else:
             self._stop(stream, stop)
 
-    def _stop(self, stream: _Message, stop: Stop, blocks: Blocks = ()) -> None:
+    def _stop(self, stream: Message, stop: Stop, blocks: Blocks = ()) -> None:
         """Stop a stream with what the pacer closes in it (Slack would show a pending step failed).
 
         ``blocks`` show after the stream's content (an answer's feedback buttons).
@@ -727,14 +668,14 @@ class ThreadReply:
         stream.streaming = False
         self._rewrite(stream)
 
-    def _rewrite(self, stream: _Message) -> None:
-        """Write a stopped stream's text whole, if Slack may show more (see ``_Message.rewrite``)."""
+    def _rewrite(self, stream: Message) -> None:
+        """Write a stopped stream's text whole, if Slack may show more (see ``Message.rewrite``)."""
         if stream.rewrite:
             text = stream.text or EMPTIED
             self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
             stream.rewrite = False
 
-    def _call_stop(self, stream: _Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
+    def _call_stop(self, stream: Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
         """chat.stopStream; False when Slack had already cut or stopped the stream."""
         self._wait_to_stop(stream)
         try:
@@ -758,7 +699,7 @@ class ThreadReply:
         self._fallback = True
         # Every step not shown in its final state yet continues as a card.
         moved = self._pacer.abandon()
-        stream = self._stream()
+        stream = self._layout.stream()
         if stream is not None:
             self._stop(stream, self._pacer.stop(stream.ts, output=CONTINUED_BELOW))
         for key in self._steps:
@@ -766,106 +707,37 @@ class ThreadReply:
                 self._show_card(key)
 
     def _show_card(self, call_id: str) -> None:
-        """A step's card, in the last message at the end of its text (in a new one if need be)."""
-        if any(call_id == key for message in self._messages for key, _ in message.cards):
-            return  # the card shows the step's new state at the next write
-        self._lay_out()  # so the last message's content is all the text before the step
-        last = self._messages[-1] if self._messages else None
-        if last is None or last.streamed or len(last.cards) >= MAX_CARDS_PER_MESSAGE:
-            last = _Message(ts="", streamed=False)
-            self._messages.append(last)
-        last.cards.append((call_id, last.content))
-
-    def _lay_out(self) -> tuple[str, list[tuple[int, int]]]:
-        """The answer as Slack Markdown, and where each message's text starts and ends in it.
-
-        Adds a message when the last one is full.
-        """
-        text = to_slack_markdown(self._answer)
-        bounds: list[tuple[int, int]] = []
-        start = 0
-        for message in self._messages[:-1]:
-            end = min(len(text), start + message.content)
-            bounds.append((start, end))
-            start = end
-        room = self._pacer.room - SEAM_ROOM
-        while True:
-            end = start + cut_point(text[start:], room)
-            bounds.append((start, end))
-            start = end
-            if start >= len(text):
-                break
-        while len(self._messages) < len(bounds):
-            self._messages.append(_Message(ts="", streamed=False))
-        for message, (start, end) in zip(self._messages, bounds):
-            message.content = end - start
-        return text, bounds
+        self._layout.place_card(call_id, self._answer, self._pacer.room)
 
     def _write_messages(self, force: bool) -> list[float]:
-        """Write each message that must show something new, each at most once per interval.
+        """Write each message the layout names, each at most once per interval.
 
         Returns:
             When the messages left unwritten may be written. With ``force``,
             waits for that instead and writes every one.
         """
-        self._last_layout = self._clock.time()
-        text, bounds = self._lay_out()
         due: list[float] = []
-        for message, (start, end) in zip(self._messages, bounds):
-            fields = self._fields(message, text, start, end)
-            if fields is None:
-                continue
-            payload = json.dumps(fields)
-            if payload == message.written and not message.rewrite:
-                continue
-            ready_at = message.written_at + self._limits.update_interval if message.ts else 0.0
-            if self._clock.time() < ready_at:
+        writes = self._layout.plan(self._answer, self._steps, self._pacer.room, self._clock.time())
+        for write in writes:
+            if self._clock.time() < write.ready_at:
                 if not force:
-                    due.append(ready_at)
+                    due.append(write.ready_at)
                     continue
-                self._clock.sleep(max(0.0, ready_at - self._clock.time()))
-            self._write(message, fields, payload)
+                self._clock.sleep(max(0.0, write.ready_at - self._clock.time()))
+            self._write(write)
         return due
 
-    def _fields(self, message: _Message, text: str, start: int, end: int) -> dict[str, Any] | None:
-        """What ``message`` must show; None when there is nothing new to show."""
-        if message.streamed:
-            piece = _piece(text, start, end)
-            if piece == message.text and not message.rewrite:
-                return None
-            return {"markdown_text": piece or EMPTIED}
-        blocks: list[dict[str, Any]] = []
-        cursor = start
-        for call_id, offset in message.cards:
-            at = min(end, max(cursor, start + offset))
-            if at > cursor:
-                blocks.append({"type": "markdown", "text": _piece(text, cursor, at)})
-            blocks.append(_task_card(call_id, self._steps[call_id]))
-            cursor = at
-        if end > cursor:
-            blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
-        if not blocks:
-            return None
-        if message is self._messages[-1]:
-            blocks += self._feedback
-        summary = text[start:end] or ", ".join(
-            self._steps[key]["title"] for key, _ in message.cards
-        )
-        return {"blocks": blocks, "text": escape_mrkdwn(summary)}
-
-    def _write(self, message: _Message, fields: dict[str, Any], payload: str) -> None:
-        if message.ts:
-            self._client.chat_update(channel=self._channel, ts=message.ts, **fields)
+    def _write(self, write: Write) -> None:
+        ts = write.message.ts
+        if ts:
+            self._client.chat_update(channel=self._channel, ts=ts, **write.fields)
         else:
             answer = self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, **fields
+                channel=self._channel, thread_ts=self._thread_ts, **write.fields
             )
-            message.ts = str(answer["ts"])
+            ts = str(answer["ts"])
             self._status_at = None
-        message.written, message.written_at = payload, self._clock.time()
-        message.rewrite = False
-        if message.streamed:
-            message.text = fields["markdown_text"]
+        self._layout.wrote(write, ts, self._clock.time())
 
 
 def summarize(value: Any, limit: int = SUMMARY_CHARS) -> str:
@@ -878,33 +750,9 @@ def summarize(value: Any, limit: int = SUMMARY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _piece(text: str, start: int, end: int) -> str:
-    """``text[start:end]`` standing on its own: a code block cut at either end is closed there."""
-    opening = seam(text[:start])[1] if start else ""
-    closing = seam(text[:end])[0] if end < len(text) else ""
-    return opening + text[start:end] + closing
-
-
 def _task_update(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
     chunk = {"type": "task_update", "id": call_id, "title": step["title"], "status": step["status"]}
     for key in ("details", "output"):
         if step.get(key):
             chunk[key] = step[key]
     return chunk
-
-
-def _task_card(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
-    card = {
-        "type": "task_card",
-        "task_id": call_id,
-        "title": step["title"],
-        "status": step["status"],
-    }
-    for key in ("details", "output"):
-        if step.get(key):
-            section = {
-                "type": "rich_text_section",
-                "elements": [{"type": "text", "text": step[key]}],
-            }
-            card[key] = {"type": "rich_text", "elements": [section]}
-    return card

@@ -20,8 +20,9 @@ from shared.core import notices
 from shared.core.model import StreamEvent
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
+from shared.slack.layout import EMPTIED
 from shared.slack.pacing import ReplyLimits
-from shared.slack.reply import EMPTIED, ThreadReply
+from shared.slack.reply import ThreadReply
 from shared.slack.session_status import AgentSessions, ThreadStatus
 from shared.system import SystemClock, ThreadRuntime
 from tests.core.reply_builders import call, chunk, result, text

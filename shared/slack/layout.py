@@ -1,0 +1,254 @@
+"""A reply's messages, and what its fallback writes into them and when: decided without I/O.
+
+Theory of operation. A reply is a list of Slack messages (``Message``),
+streamed or posted. When text already shown changes (a replace, a
+take-back, a canonical snapshot that differs) a stream cannot take it back,
+and where no stream can start there is none: the reply then falls back to
+ordinary messages, for good, and ``FallbackLayout`` decides what each one
+shows. The whole answer, converted to Slack Markdown, is laid out over the
+messages in order (``plan``); every message but the last keeps the amount
+of text it holds, and the last takes the rest, with new messages added when
+it is full. Streamed messages are edited with ``markdown_text``; the
+messages the fallback posts hold markdown blocks with the steps as
+``task_card`` blocks between them, each at the point of the text where its
+call arrived (``place_card``; a message holds at most
+``MAX_CARDS_PER_MESSAGE``), and the last one ends with the answer's
+feedback blocks once it is complete. ``plan`` names each message that must
+show something new (``Write``), with when it may be written: a message is
+edited at most once per ``update_interval`` after its last write, so edits
+coalesce; a message not posted yet may be posted at once. The layout itself
+is computed at most once per ``update_interval`` (``layout_at``), except
+when the reply ends and its final state is written whole.
+``shared.slack.reply.ThreadReply`` makes the Slack calls and reports each
+one Slack took (``wrote``).
+
+The messages are plain JSON (``to_state``/``from_state``), part of the
+turn's checkpoint. A function that takes the turn over after one that died
+cannot know which messages that one edited since: each posted message is
+written whole once more (``Message.rewrite``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.slack.markdown import cut_point, escape_mrkdwn, seam, to_slack_markdown
+from shared.slack.pacing import SEAM_ROOM, ReplyLimits
+
+Step = dict[str, Any]
+"""A step as the reply shows it: title, status, and maybe details and output."""
+
+EMPTIED = "…"
+"""What a streamed message shows once a take-back left it no text."""
+MAX_CARDS_PER_MESSAGE = 24
+"""Slack allows 50 blocks in a message: the cards and the markdown blocks between them."""
+
+
+@dataclass
+class Message:
+    """One message of the reply, as Slack shows it."""
+
+    ts: str
+    """Empty until a message the fallback laid out is posted."""
+    streamed: bool
+    streaming: bool = False
+    started_at: float = 0.0
+    text: str = ""
+    """The Slack Markdown it shows (a streamed one: seams included)."""
+    content: int = 0
+    """How many characters of the answer's Slack Markdown it holds."""
+    cards: list[tuple[str, int]] = field(default_factory=list)
+    """Steps shown as ``task_card`` blocks (posted messages): call ID, and the
+    position in the message's text where the call arrived."""
+    written: str | None = None
+    """The payload last written with chat.postMessage or chat.update."""
+    written_at: float = 0.0
+    rewrite: bool = False
+    """Slack may show more than ``text`` (its function died after its last
+    checkpoint, and what it streamed since is streamed again): when the
+    stream ends, ``text`` is written whole. In the fallback layout, the
+    function may have edited any message: each is written whole once more."""
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-able form (a field loop: ``asdict`` deep-copies, at ~20 times the cost)."""
+        return {**vars(self), "cards": list(self.cards)}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Message:
+        return cls(**{**state, "cards": [tuple(card) for card in state["cards"]]})
+
+
+@dataclass(frozen=True)
+class Write:
+    """One message to write: chat.update it, or chat.postMessage it when it has no ts."""
+
+    message: Message
+    fields: dict[str, Any]
+    """The call's arguments besides channel and ts: ``markdown_text``, or ``blocks`` and ``text``."""
+    payload: str
+    """``fields`` as JSON: what the message shows once written."""
+    ready_at: float
+    """Not before this: the message was written less than ``update_interval`` ago."""
+
+
+class FallbackLayout:
+    """The reply's messages, and the fallback's layout of the answer over them."""
+
+    def __init__(self, limits: ReplyLimits, messages: list[Message] | None = None) -> None:
+        self._limits = limits
+        self.messages: list[Message] = messages if messages is not None else []
+        self.laid_out_at = 0.0
+        """When ``plan`` last laid the answer out."""
+        self.feedback: list[dict[str, Any]] = []
+        """Blocks the last posted message ends with, once the answer is complete."""
+
+    def stream(self) -> Message | None:
+        """The message streaming now, if any."""
+        last = self.messages[-1] if self.messages else None
+        return last if last is not None and last.streaming else None
+
+    def posted(self) -> bool:
+        """Whether Slack holds a message of the reply."""
+        return any(message.ts for message in self.messages)
+
+    def layout_at(self) -> float:
+        """When the layout may be computed and written again."""
+        return self.laid_out_at + self._limits.update_interval
+
+    def place_card(self, call_id: str, answer: str, room: int) -> None:
+        """A step's card, in the last message at the end of its text (in a new one if need be).
+
+        Args:
+            call_id: The step's tool call.
+            answer: The answer so far (its text before the step).
+            room: Characters a message may hold (``StreamPacer.room``).
+        """
+        if any(call_id == key for message in self.messages for key, _ in message.cards):
+            return  # the card shows the step's new state at the next write
+        self._lay_out(answer, room)  # so the last message's content is all the text before the step
+        last = self.messages[-1] if self.messages else None
+        if last is None or last.streamed or len(last.cards) >= MAX_CARDS_PER_MESSAGE:
+            last = Message(ts="", streamed=False)
+            self.messages.append(last)
+        last.cards.append((call_id, last.content))
+
+    def plan(self, answer: str, steps: Mapping[str, Step], room: int, now: float) -> list[Write]:
+        """Lay ``answer`` out; each message that must show something new, in order.
+
+        Args:
+            answer: The whole answer.
+            steps: The reply's steps, by call ID (the cards show their state).
+            room: Characters a message may hold (``StreamPacer.room``).
+            now: What time it is.
+        """
+        self.laid_out_at = now
+        text, bounds = self._lay_out(answer, room)
+        writes: list[Write] = []
+        for message, (start, end) in zip(self.messages, bounds):
+            fields = self._fields(message, steps, text, start, end)
+            if fields is None:
+                continue
+            payload = json.dumps(fields)
+            if payload == message.written and not message.rewrite:
+                continue
+            ready_at = message.written_at + self._limits.update_interval if message.ts else 0.0
+            writes.append(Write(message, fields, payload, ready_at))
+        return writes
+
+    def wrote(self, write: Write, ts: str, now: float) -> None:
+        """Slack took ``write`` (``ts``: the message's, posted or not) at ``now``."""
+        message = write.message
+        message.ts = ts
+        message.written, message.written_at = write.payload, now
+        message.rewrite = False
+        if message.streamed:
+            message.text = write.fields["markdown_text"]
+
+    def taken_over(self) -> None:
+        """The function before died: any message Slack holds may show more than it knows."""
+        for message in self.messages:
+            message.rewrite = bool(message.ts)
+
+    def to_state(self) -> list[dict[str, Any]]:
+        return [message.to_state() for message in self.messages]
+
+    @classmethod
+    def from_state(cls, state: Sequence[Mapping[str, Any]], limits: ReplyLimits) -> FallbackLayout:
+        return cls(limits, [Message.from_state(message) for message in state])
+
+    def _lay_out(self, answer: str, room: int) -> tuple[str, list[tuple[int, int]]]:
+        """The answer as Slack Markdown, and where each message's text starts and ends in it.
+
+        Adds a message when the last one is full.
+        """
+        text = to_slack_markdown(answer)
+        bounds: list[tuple[int, int]] = []
+        start = 0
+        for message in self.messages[:-1]:
+            end = min(len(text), start + message.content)
+            bounds.append((start, end))
+            start = end
+        while True:
+            end = start + cut_point(text[start:], room - SEAM_ROOM)
+            bounds.append((start, end))
+            start = end
+            if start >= len(text):
+                break
+        while len(self.messages) < len(bounds):
+            self.messages.append(Message(ts="", streamed=False))
+        for message, (start, end) in zip(self.messages, bounds):
+            message.content = end - start
+        return text, bounds
+
+    def _fields(
+        self, message: Message, steps: Mapping[str, Step], text: str, start: int, end: int
+    ) -> dict[str, Any] | None:
+        """What ``message`` must show; None when there is nothing new to show."""
+        if message.streamed:
+            piece = _piece(text, start, end)
+            if piece == message.text and not message.rewrite:
+                return None
+            return {"markdown_text": piece or EMPTIED}
+        blocks: list[dict[str, Any]] = []
+        cursor = start
+        for call_id, offset in message.cards:
+            at = min(end, max(cursor, start + offset))
+            if at > cursor:
+                blocks.append({"type": "markdown", "text": _piece(text, cursor, at)})
+            blocks.append(_task_card(call_id, steps[call_id]))
+            cursor = at
+        if end > cursor:
+            blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
+        if not blocks:
+            return None
+        if message is self.messages[-1]:
+            blocks += self.feedback
+        summary = text[start:end] or ", ".join(steps[key]["title"] for key, _ in message.cards)
+        return {"blocks": blocks, "text": escape_mrkdwn(summary)}
+
+
+def _piece(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` standing on its own: a code block cut at either end is closed there."""
+    opening = seam(text[:start])[1] if start else ""
+    closing = seam(text[:end])[0] if end < len(text) else ""
+    return opening + text[start:end] + closing
+
+
+def _task_card(call_id: str, step: Step) -> dict[str, Any]:
+    card = {
+        "type": "task_card",
+        "task_id": call_id,
+        "title": step["title"],
+        "status": step["status"],
+    }
+    for key in ("details", "output"):
+        if step.get(key):
+            section = {
+                "type": "rich_text_section",
+                "elements": [{"type": "text", "text": step[key]}],
+            }
+            card[key] = {"type": "rich_text", "elements": [section]}
+    return card
