@@ -6,7 +6,9 @@ in which batches, and where a message rolls over to the next is decided by
 the pure ``shared.slack.pacing.StreamPacer``; this module makes the Slack
 calls it names and tells it what Slack took. A timer sends what is still
 queued when the agent goes quiet, so nothing waits for the agent's next
-event. All Slack calls happen under one lock, in queue order, so slack_sdk's
+event; what is due at each call and when the timer fires next (status line,
+queue, budget, rollover, layout) is decided by the pure
+``shared.slack.timetable.pump``. All Slack calls happen under one lock, in queue order, so slack_sdk's
 retries of a rate-limited call (HTTP 429, after Retry-After) delay text but
 never lose or reorder it. Besides the pacer's own rollovers (age and size,
 the timer stopping an idle stream in time too), the reply rolls over when
@@ -84,7 +86,8 @@ from shared.slack.pacing import (
 )
 from shared.slack.prompts import notice_message
 from shared.slack.session_status import ThreadStatus
-from shared.slack.tiers import MARGIN, append_interval
+from shared.slack.tiers import append_interval
+from shared.slack.timetable import Due, ReplyTimes, pump
 from shared.slack.workspace_budget import WorkspaceBudget
 
 log = structlog.get_logger()
@@ -94,8 +97,6 @@ STREAM_GONE = frozenset({"message_not_in_streaming_state", "stopped_by_user"})
 KEEP_PROCESSING = "processing"
 """The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
 SUMMARY_CHARS = 200
-SHARE_REFRESH = 10.0
-"""Seconds between reads of how many streams share the workspace's appends."""
 DEFAULT_LIMITS = ReplyLimits()
 READ_BACK_PAGE = 200
 READ_BACK_ATTEMPTS = 3
@@ -444,44 +445,49 @@ class ThreadReply:
     # Scheduling -----------------------------------------------------------------
 
     def _pump(self) -> None:
-        """Do what is due now; leave the rest to the timer."""
-        now = self._clock.time()
-        due: list[float] = []
-        if self._status_at is not None and not self._layout.posted():
-            if now - self._status_at >= self._limits.status_refresh:
-                self._set_status()
-            due.append(self._status_at + self._limits.status_refresh)
-        send_at = self._send_at()
-        if send_at is not None and now >= send_at:
-            self._send_queue()
-            send_at = self._send_at()  # text left queued waits for a stream to start
-        if send_at is not None:
-            due.append(send_at)
-        stream = self._layout.stream()
-        if stream is not None and not self._fallback:
-            self._share_appends(now)
-            if self._open_until is not None:
-                due.append(self._open_until - MARGIN)
-            # An idle stream too: stopped before Slack cuts it with a step still running.
-            roll_over_at = self._pacer.roll_over_at(stream)
-            if now >= roll_over_at:
-                self._roll_over(stream)
-            else:
-                due.append(roll_over_at)
-        if self._fallback:  # maybe only since the queue was sent: streams were refused
-            ready_at = self._layout.layout_at()
-            if now >= ready_at:
-                due += self._write_messages(force=False)
-            else:
-                due.append(ready_at)
-        self._timer.set(min(due) if due else None)
+        """Do what is due now (``shared.slack.timetable.pump``); leave the rest to the timer."""
+        plan = pump(self._clock.time(), self._limits, self._times)
+        try:
+            action = next(plan)
+            while True:
+                action = plan.send(self._do(action))
+        except StopIteration as done:
+            self._timer.set(done.value)
 
-    def _send_at(self) -> float | None:
-        """When the queue may be sent next (a new stream: once the budget lets it start)."""
-        send_at = None if self._fallback else self._pacer.send_at()
-        if send_at is not None and self._layout.stream() is None:
-            send_at = max(send_at, self._start_at)
-        return send_at
+    def _times(self) -> ReplyTimes:
+        """What the timetable weighs, as the reply stands now."""
+        stream = self._layout.stream()
+        return ReplyTimes(
+            fallback=self._fallback,
+            posted=self._layout.posted(),
+            streaming=stream is not None,
+            status_at=self._status_at,
+            send_at=self._pacer.send_at(),
+            start_at=self._start_at,
+            budgeted=self._budget is not None,
+            open_until=self._open_until,
+            shared_at=self._shared_at,
+            roll_over_at=None if stream is None else self._pacer.roll_over_at(stream),
+            layout_at=self._layout.layout_at(),
+        )
+
+    def _do(self, action: Due) -> list[float]:
+        """Do what the timetable names; returns when the messages left unwritten are due."""
+        stream = self._layout.stream()
+        if action is Due.STATUS:
+            self._set_status()
+        elif action is Due.SEND:
+            self._send_queue()
+        elif action is Due.RENEW and self._budget is not None and stream is not None:
+            self._budget.keep_open(self._team, self._thread_key, len(self._layout.messages) - 1)
+            self._open_until = None
+        elif action is Due.SHARE and self._budget is not None:
+            self._shared(self._budget.open_streams(self._team))
+        elif action is Due.ROLL_OVER and stream is not None:
+            self._roll_over(stream)
+        elif action is Due.LAYOUT:
+            return self._write_messages(force=False)
+        return []
 
     def _on_timer(self) -> None:
         try:
@@ -558,20 +564,6 @@ class ThreadReply:
                 self._open_until = None
                 return
             self._budget.wait_until(admission.retry_at)
-
-    def _share_appends(self, now: float) -> None:
-        """Now and then, learn how many streams share the workspace's appends.
-
-        A stream that counts as open only until its reserved stop and streams
-        on past that date is counted again, for its life.
-        """
-        if self._budget is None:
-            return
-        if self._open_until is not None and now >= self._open_until - MARGIN:
-            self._budget.keep_open(self._team, self._thread_key, len(self._layout.messages) - 1)
-            self._open_until = None
-        if now - self._shared_at >= SHARE_REFRESH:
-            self._shared(self._budget.open_streams(self._team))
 
     def _shared(self, open_streams: int) -> None:
         self._shared_at = self._clock.time()
