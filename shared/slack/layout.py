@@ -16,9 +16,10 @@ call arrived (``place_card``; a message holds at most
 feedback blocks once it is complete. ``plan`` names each message that must
 show something new (``Write``), with when it may be written: a message is
 edited at most once per ``update_interval`` after its last write, so edits
-coalesce; a message not posted yet may be posted at once. The layout itself
-is computed at most once per ``update_interval`` (``layout_at``), except
-when the reply ends and its final state is written whole.
+coalesce; a message not posted yet may be posted at once. The reply's
+timer writes the layout at most once per ``update_interval`` (``layout_at``);
+when the reply ends or hands over, every write ``plan`` names is made, each
+once its message's interval passed, so the final state is always written.
 ``shared.slack.reply.ThreadReply`` makes the Slack calls and reports each
 one Slack took (``wrote``).
 
