@@ -411,17 +411,14 @@ def _matches(have: Any, op: str, value: Any) -> bool:
 
 
 def _checked(data: Mapping[str, Any]) -> dict[str, Any]:
-    for value in data.values():
-        if isinstance(value, datetime) and value.tzinfo is None:
-            raise ValueError("a naive datetime cannot be stored")
-    return _copy(data)
-
-
-def _copy(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of fields to write (one pass: a naive datetime is refused, maps and arrays copied)."""
     copied = dict(data)
     for key, value in copied.items():
-        if type(value) is dict or type(value) is list:
+        kind = type(value)
+        if kind is dict or kind is list:
             copied[key] = _copy_value(value)
+        elif isinstance(value, datetime) and value.tzinfo is None:
+            raise ValueError("a naive datetime cannot be stored")
     return copied
 
 
@@ -438,7 +435,20 @@ def _snapshot() -> Any:
 _SNAPSHOT: Any = None
 
 
+SCALARS = frozenset((str, int, float, bool, type(None), datetime))
+"""Types a copy shares (immutable): most values of a document, tested by exact type first."""
+
+
 def _copy_value(value: Any) -> Any:
+    kind = type(value)
+    if kind is dict:
+        return {
+            key: item if type(item) in SCALARS else _copy_value(item) for key, item in value.items()
+        }
+    if kind is list:
+        return [item if type(item) in SCALARS else _copy_value(item) for item in value]
+    if kind in SCALARS:
+        return value
     if isinstance(value, dict):
         return {key: _copy_value(item) for key, item in value.items()}
     if isinstance(value, list):
