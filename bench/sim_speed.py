@@ -20,7 +20,7 @@ import pstats
 import time
 from collections import Counter
 
-from local.sim.cli import collect_less, quiet_logging
+from local.sim.cli import between_histories, collect_less, quiet_logging
 
 
 def part_of(filename: str) -> str:
@@ -53,7 +53,10 @@ def main() -> None:
     run_seed(args.first)  # imports and first-use caches out of the measurement
     collect_less()
     started = time.process_time()
-    turns = sum(run_seed(seed).turns for seed in seeds)
+    turns = 0
+    for seed in seeds:
+        turns += run_seed(seed).turns
+        between_histories()
     cpu = time.process_time() - started
     print(
         f"{args.seeds} histories, {turns} turns, {cpu:.2f} CPU-s: "

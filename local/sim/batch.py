@@ -79,7 +79,7 @@ def run_batch(
 def _worker(
     first: int, step: int, seconds: float, share: int, started: float, last: int | None
 ) -> tuple[list[Summary], float]:
-    from local.sim.cli import collect_less, quiet_logging
+    from local.sim.cli import between_histories, collect_less, quiet_logging
     from local.sim.run import run_seed
 
     quiet_logging()
@@ -92,6 +92,7 @@ def _worker(
         if last is not None and seed > last:
             break
         result = run_seed(seed)
+        between_histories()
         broken = tuple((violation.code, violation.detail) for violation in result.violations)
         histories.append(Summary(seed, result.turns, broken))
         seed += step
