@@ -264,7 +264,7 @@ def _show_prompt(chat: Chat, question: OpenQuestion, stopped_by: str | None) -> 
             text=prompt.text,
             blocks=prompt.blocks,
         )
-        question.prompt_ts = str(answer["ts"])
+        lifecycle.shown_at(str(answer["ts"]))(question)
     else:
         client.chat_update(
             channel=question.channel, ts=question.prompt_ts, text=prompt.text, blocks=prompt.blocks
@@ -439,6 +439,7 @@ def _cleared(data: Mapping[str, Any], at: datetime) -> bool:
 
 def _question(data: dict[str, Any]) -> OpenQuestion:
     fields = OpenQuestion.__dataclass_fields__
-    question = OpenQuestion(**{k: v for k, v in data.items() if k in fields})
-    question.status = QuestionStatus(question.status)
-    return question
+    kept = {k: v for k, v in data.items() if k in fields}
+    return OpenQuestion(
+        **{**kept, "status": QuestionStatus(kept.get("status", QuestionStatus.OPEN))}
+    )

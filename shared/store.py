@@ -29,7 +29,7 @@ above the writer's own is final even when remembered: fences only grow.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -343,9 +343,9 @@ class Store:
             wanted = decide(_session(current) if current is not None else None)
             if wanted is None:
                 return None
-            wanted.updated_at = self.now()
-            written.append(wanted)
-            return _fields(wanted)
+            stamped = replace(wanted, updated_at=self.now())
+            written.append(stamped)
+            return _fields(stamped)
 
         written: list[Session] = []
         if self.change_document(SESSIONS, session_id, change, attempts) is None:

@@ -48,6 +48,7 @@ from shared.checkpoint import Checkpoint
 from shared.config import Binding
 from shared.core import agent_session
 from shared.core import questions as lifecycle
+from shared.core import session as sessions
 from shared.core.questions import (
     Next,
 )
@@ -358,7 +359,7 @@ class TurnRun:
         answering = self.questions.get(checkpoint.answering)
         timed = timings(self.settings, self.binding)
         self.carried.restore(checkpoint, answering, timed, self.turn.shown_steps, taken_over)
-        self.session.task_id = self.carried.machine.state.task_id
+        sessions.follow(self.session, self.carried.machine.state.task_id)
 
     def _new_reply(self) -> ThreadReply:
         keep_shown_steps = self.claim.keep_shown_steps

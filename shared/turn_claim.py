@@ -84,7 +84,7 @@ class TurnClaim:
         assert written is not None
         # The task this run named stays known: the stored one is written at hand-overs only
         # (a run that forgot it would checkpoint the same task again, as if named anew).
-        written.task_id = self.session.task_id
+        sessions.follow(written, self.session.task_id)
         self.session = written
 
     def advance_generation(self, lease: timedelta, open_question: str | None = None) -> int:

@@ -28,6 +28,7 @@ from shared.a2a.client import AgentClient
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint
 from shared.core import agent_session, notices
+from shared.core import session as sessions
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.session import CloseQuestion, ForgetContext
 from shared.core.telling import Tell, mark, untold
@@ -136,8 +137,8 @@ class TurnEnding:
         if checkpoint is None or checkpoint.told is None:
             return False
         log.info("turn_end_already_told", turn=self.turn.id, outcome=checkpoint.told)
-        self.claim.session.task_id = TurnState.from_dict(checkpoint.machine).task_id
-        self.carried.telling.told = checkpoint.told
+        sessions.follow(self.claim.session, TurnState.from_dict(checkpoint.machine).task_id)
+        self.carried.telling.taken_over(checkpoint.told)
         if checkpoint.notice is not None:
             wanted = self._end_mark()
             if untold(self.carried.reply.read_back(since=self.turn.ts or None), wanted):

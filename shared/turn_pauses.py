@@ -126,9 +126,10 @@ class TurnPauses:
             self.send_answer(self.questions.deny_all(question))
             return
         wake = self.clock.now() + ask.wait
-        question.generation = self.claim.advance_generation(
+        generation = self.claim.advance_generation(
             lease=ask.wait + self.lease, open_question=question.key
         )
+        question = lifecycle.waits_at(question, generation)
         # Stored, and its timer set, before it is shown: a click that comes at
         # once finds it, and a prompt Slack fails to show still times out.
         self.questions.put(question)

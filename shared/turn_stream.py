@@ -28,6 +28,7 @@ from shared.a2a.errors import AgentError
 from shared.bootstrap import Deps
 from shared.config import AgentBackend, Binding
 from shared.core import incarnation, notices
+from shared.core import session as sessions
 from shared.core.answers import answer_message
 from shared.core.incarnation import Bound
 from shared.core.model import OutgoingMessage, StreamEvent, Task
@@ -223,10 +224,7 @@ class StreamFollower:
 
     def _named_task_just_now(self) -> bool:
         task_id = self.carried.machine.state.task_id
-        if task_id and self.claim.session.task_id != task_id:
-            self.claim.session.task_id = task_id
-            return True
-        return False
+        return bool(task_id) and sessions.follow(self.claim.session, task_id)
 
     def read_task(self) -> list[Action]:
         try:

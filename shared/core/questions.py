@@ -26,6 +26,20 @@ decides again, so each function decides from the question it is given and
 nothing else. What the turn does around a question (``asked`` at a pause,
 ``after_timer``, ``after_takeover``, ``after_answer_task``) is decided here
 too; the shell only carries it out.
+
+Where each change is made (no module outside ``shared.core`` assigns to a
+question, ``tests/core/test_state_changes.py`` checks it):
+
+- ``asked`` makes a new question, which ``TurnPauses`` (``shared.turn_pauses``)
+  stores once ``waits_at`` gave it the session's generation of its wait;
+- ``act`` (a click, a modal) and ``reply`` (a thread reply): the ingress,
+  ``shared.questions.handle_interaction`` and ``answer_by_reply``;
+- ``time_out``, ``deny_all`` and ``withdraw``: the turn's
+  ``shared.questions.TurnQuestions``; ``shown_at``: where its prompt was
+  posted (``shared.questions.update_prompt``, then ``TurnQuestions.show``);
+- ``close``: ``shared.questions.QuestionStore.close`` and ``close_all`` (the
+  turn's end in ``TurnEnding``, a pause replaced in ``TurnPauses``, a turn
+  whose Binding is gone or that kept failing in ``shared.engine``).
 """
 
 from __future__ import annotations
@@ -212,6 +226,13 @@ def withdraw(current: OpenQuestion, at: datetime) -> OpenQuestion | None:
     if current.status == QuestionStatus.CLOSED or not progress.withdraw(at):
         return None
     current.progress, current.status = progress.to_dict(), QuestionStatus.CLOSED
+    return current
+
+
+def waits_at(current: OpenQuestion, generation: int) -> OpenQuestion:
+    """The turn waits on the question under the session's new ``generation``: its timer and
+    the task of its answer carry it, so a stale one finds the session moved on."""
+    current.generation = generation
     return current
 
 

@@ -16,6 +16,26 @@ from the session it is given and nothing else.
 A carrier's own changes (``renew``, ``advance``, ``let_go`` and the
 ``carried`` edits) hold only while the session carries its turn at its
 generation: otherwise the carrier is ``Superseded`` and must stop.
+
+Where each change is made (no module outside ``shared.core`` assigns to a
+session, ``tests/core/test_state_changes.py`` checks it):
+
+- ``claim``: a trigger claims the session for its next turn
+  (``shared.engine.claim_next_turn``);
+- ``resume``: a hand-over, a timer or an answer's task at the generation it
+  was scheduled with (``shared.engine.on_resume``);
+- ``interrupt``: a person stopped the turn (``shared.engine.on_stop``);
+- ``renew``: the carrier's lease, with its checkpoint
+  (``shared.store.Store.renew_lease``, from ``TurnClaim.save``);
+- ``advance``: a hand-over, a long wait or a question
+  (``shared.turn_claim.TurnClaim.advance_generation``);
+- ``carried``: the context learnt or forgotten, the session bound, its
+  question closed (``TurnClaim.change_session``);
+- ``follow``: the task the carrier follows, in its memory only (a restored
+  checkpoint in ``TurnRun``, a task named in ``StreamFollower``, an end
+  being told in ``TurnEnding``, kept across ``TurnClaim.change_session``);
+- ``let_go``: a carrier that failed (``shared.engine.let_go``);
+- ``release``: the turn ended (``shared.engine.release_if_done``).
 """
 
 from __future__ import annotations
@@ -230,6 +250,19 @@ def carried(current: Session | None, turn_id: str, generation: int, edit: Edit) 
         case Bind(incarnation=incarnation):
             session.incarnation, session.context_id = incarnation, None
     return session
+
+
+def follow(session: Session, task_id: str | None) -> bool:
+    """The carrier follows task ``task_id`` (None: none named yet); whether that is news.
+
+    Known in the carrier's memory only, never written on its own: the stored
+    session learns it at the next hand-over or long wait (``advance``), and
+    a function taking over learns it from the turn's checkpoint.
+    """
+    if session.task_id == task_id:
+        return False
+    session.task_id = task_id
+    return True
 
 
 def let_go(current: Session | None, turn_id: str, generation: int, at: datetime) -> Session | None:

@@ -262,6 +262,16 @@ def test_where_the_prompt_is_is_written_once() -> None:
     assert written is not None and written.prompt_ts == "3.0"
 
 
+@pytest.mark.parametrize(
+    ("current", "generation"),
+    [(stored(generation=0), 5), (stored(generation=5), 5), (stored(status=ANSWERING), 7)],
+)
+def test_a_question_waited_on_carries_the_generation_of_its_wait(
+    current: OpenQuestion, generation: int
+) -> None:
+    assert lifecycle.waits_at(current, generation) == replace(current, generation=generation)
+
+
 # Around a question -----------------------------------------------------------------------
 
 ANSWERED = stored(status=ANSWERING)

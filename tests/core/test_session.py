@@ -248,3 +248,20 @@ def test_a_release_frees_the_session_of_its_own_turn_only(
     current: Session | None, expected: Session | None
 ) -> None:
     assert sessions.release(current, "T1") == expected
+
+
+@pytest.mark.parametrize(
+    ("current", "task_id", "news", "expected"),
+    [
+        (stored(task_id=None), "task-2", True, stored(task_id="task-2")),  # named just now
+        (stored(), "task-1", False, stored()),  # known already: no checkpoint for it
+        (stored(), "task-2", True, stored(task_id="task-2")),  # the agent moved to a new task
+        (stored(), None, True, stored(task_id=None)),  # a checkpoint of a turn never sent
+        (free(task_id=None), None, False, free(task_id=None)),
+    ],
+)
+def test_the_task_a_carrier_follows_is_kept_in_its_memory(
+    current: Session, task_id: str | None, news: bool, expected: Session
+) -> None:
+    assert sessions.follow(current, task_id) is news
+    assert current == expected

@@ -71,7 +71,8 @@ class Row:
 
     name: str
     calls: tuple[tuple[str, str | None], ...]
-    """(method, argument): ``ends_with`` takes an outcome, ``tell`` and ``not_shown`` none."""
+    """(method, argument): ``ends_with`` and ``taken_over`` take an outcome, ``tell`` and
+    ``not_shown`` none."""
     expected: tuple[tuple[Tell | None, str | None], ...]
     """After each call: what it returned (None for no result) and ``told``."""
 
@@ -102,6 +103,11 @@ ROWS = [
         (("ends_with", "failed"), ("tell", None), ("not_shown", None)),
         ((None, None), (Tell.END, "failed"), (None, None)),
     ),
+    Row(
+        "a taker that finds the end being told tells nothing more of it (its notice is just posted)",
+        (("taken_over", "failed"), ("ends_with", "failed"), ("tell", None)),
+        ((None, "failed"), (None, "failed"), (Tell.AGAIN, "failed")),
+    ),
 ]
 
 
@@ -119,13 +125,11 @@ def test_what_is_recorded_before_each_notice(row: Row) -> None:
             case "not_shown":
                 telling.not_shown()
                 seen.append((None, telling.told))
+            case "taken_over":
+                assert argument is not None
+                telling.taken_over(argument)
+                seen.append((None, telling.told))
     assert tuple(seen) == row.expected
-
-
-def test_a_taker_that_finds_the_end_told_tells_nothing_more_of_it() -> None:
-    taker = Telling(told="failed")
-    taker.ends_with("failed")
-    assert taker.tell("N") is Tell.AGAIN
 
 
 def test_the_end_being_told_keeps_its_notice_and_who_it_mentions() -> None:
