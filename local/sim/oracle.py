@@ -118,12 +118,15 @@ def stop_notices() -> set[str]:
 def visible_text(message: SlackMessage) -> str:
     """The text a person reads in one bot message (markdown blocks, else its text).
 
-    An answer's feedback buttons (a ``context_actions`` block after it) hold no text.
+    An answer's feedback buttons (a ``context_actions`` block after it) hold no text, and
+    a message whose text was all taken back shows "…", no text.
     """
     blocks = [b for b in message.blocks if b.get("type") != "context_actions"]
     if blocks:
-        return "".join(b.get("text", "") for b in blocks if b.get("type") == "markdown")
-    return "" if message.text == "…" else message.text
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "markdown")
+    else:
+        text = message.text
+    return "" if text == "…" else text
 
 
 def notice_text(message: SlackMessage, sentences: set[str]) -> str | None:

@@ -13,7 +13,8 @@ messages the fallback posts hold markdown blocks with the steps as
 ``task_card`` blocks between them, each at the point of the text where its
 call arrived (``place_card``; a message holds at most
 ``MAX_CARDS_PER_MESSAGE``), and the last one ends with the answer's
-feedback blocks once it is complete. ``plan`` names each message that must
+feedback blocks once it is complete. A message already posted that a
+take-back left with neither text nor cards shows ``EMPTIED``. ``plan`` names each message that must
 show something new (``Write``), with when it may be written: a message is
 edited at most once per ``update_interval`` after its last write, so edits
 coalesce; a message not posted yet may be posted at once. The reply's
@@ -43,7 +44,7 @@ Step = dict[str, Any]
 """A step as the reply shows it: title, status, and maybe details and output."""
 
 EMPTIED = "…"
-"""What a streamed message shows once a take-back left it no text."""
+"""What a message shows once a take-back left it no text (one posted: a markdown block)."""
 MAX_CARDS_PER_MESSAGE = 24
 """Slack allows 50 blocks in a message: the cards and the markdown blocks between them."""
 
@@ -224,11 +225,14 @@ class FallbackLayout:
         if end > cursor:
             blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
         if not blocks:
-            return None
+            if message.written is None:
+                return None
+            # Posted, and all its text taken back since: it shows that it holds none.
+            blocks.append({"type": "markdown", "text": EMPTIED})
         if message is self.messages[-1]:
             blocks += self.feedback
         summary = text[start:end] or ", ".join(steps[key]["title"] for key, _ in message.cards)
-        return {"blocks": blocks, "text": escape_mrkdwn(summary)}
+        return {"blocks": blocks, "text": escape_mrkdwn(summary) or EMPTIED}
 
 
 def _piece(text: str, start: int, end: int) -> str:

@@ -176,6 +176,28 @@ def test_the_feedback_ends_the_last_message_only() -> None:
     assert [kinds(write) for write in writes] == [["markdown"], ["markdown", "actions"]]
 
 
+def test_a_posted_message_whose_text_is_all_taken_back_shows_it_holds_none() -> None:
+    # Seed 2972: the posted draft kept showing once the agent took its whole text back.
+    layout = FallbackLayout(LIMITS)
+    take(layout, layout.plan("A draft.", {}, ROOM, now=0.0), now=0.0)
+    [write] = layout.plan("", {}, ROOM, now=0.5)
+    emptied = {"blocks": [{"type": "markdown", "text": EMPTIED}], "text": EMPTIED}
+    assert write.message.ts == "1" and write.fields == emptied and write.ready_at == 1.0
+    take(layout, [write], now=1.0)
+    assert layout.plan("", {}, ROOM, now=3.0) == []  # written once
+
+
+def test_a_shorter_answer_empties_the_later_messages_and_keeps_the_feedback() -> None:
+    layout = FallbackLayout(LIMITS)
+    take(layout, layout.plan("a" * 12 + "\n" + "b" * 12, {}, SMALL_ROOM, now=0.0), now=0.0)
+    layout.feedback = [{"type": "actions", "elements": []}]
+    writes = layout.plan("short", {}, SMALL_ROOM, now=2.0)
+    assert [(write.message.ts, markdown(write), kinds(write)) for write in writes] == [
+        ("1", ["short"], ["markdown"]),
+        ("2", [EMPTIED], ["markdown", "actions"]),
+    ]
+
+
 def test_a_function_taking_over_writes_each_posted_message_whole_once_more() -> None:
     layout = FallbackLayout(LIMITS)
     take(layout, layout.plan("Hello", {}, ROOM, now=0.0), now=0.0)

@@ -20,6 +20,7 @@ from shared.core import notices
 from shared.core.model import StreamEvent
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler
+from shared.feedback import feedback_blocks
 from shared.slack.layout import EMPTIED
 from shared.slack.pacing import ReplyLimits
 from shared.slack.reply import ThreadReply
@@ -455,6 +456,45 @@ def test_a_function_taking_over_a_posted_reply_writes_again_what_the_one_that_di
     messages = bot_replies(standin, thread_ts)
     assert joined_answer(messages).replace(EMPTIED, "") == "The answer."
     assert cards(messages) == [("call-1", "search", "complete")]
+
+
+def test_a_posted_answer_the_agent_takes_back_whole_shows_no_text_of_it(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # Seed 2972: no stream could start, so the draft was posted; the agent took it all back
+    # within the update interval, and the end's write left the posted draft as it was.
+    reply = new_reply(slack, thread_ts, person=False)
+    assembler = ReplyAssembler()
+
+    play(reply, assembler, [chunk("answer", text("A draft."))])
+    play(reply, assembler, [chunk("answer", text(""))])  # taken back, before the next edit
+    reply.show(assembler.finish())
+    reply.finish()
+
+    [message] = bot_replies(standin, thread_ts)
+    assert assembler.answer_text == ""
+    assert message.edited and shown_text(message) == EMPTIED
+    assert message.text == EMPTIED, "its notification text holds no draft either"
+
+
+def test_a_posted_answer_taken_back_to_a_shorter_one_empties_its_later_messages(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    limits = ReplyLimits(message_chars=1_000, update_interval=1.0)
+    reply = new_reply(slack, thread_ts, limits, person=False)
+    assembler = ReplyAssembler()
+    buttons = feedback_blocks("C1-1.2", "sim")
+
+    play(reply, assembler, [chunk("answer", text("".join(lines(60))))])  # posted in 3 messages
+    play(reply, assembler, [chunk("answer", text("The short answer."))])  # replaced, shorter
+    reply.show(assembler.finish())
+    reply.finish(buttons)
+
+    first, *rest = bot_replies(standin, thread_ts)
+    assert len(rest) >= 2
+    assert shown_text(first) == "The short answer."
+    assert [shown_text(message) for message in rest] == [EMPTIED] * len(rest)
+    assert rest[-1].blocks[-1]["type"] == "context_actions", "the buttons end its last message"
 
 
 def test_step_summaries_hide_secrets(

@@ -28,6 +28,9 @@ before the turn was recorded done, and the stop's retry told it again) and the
 no-output notice lost (seed 37: its function killed between the checkpoint
 that records it as told and the post) failed on main at 1c361e9 and pass since
 the end's notice is read back from the thread (``shared.core.telling``).
+A posted reply whose text the agent took back whole kept showing it (seeds
+2972, 2590, 2693: the fallback layout wrote no message left without text)
+on main at 8b99d73, and passes since such a message is written to show none.
 """
 
 from __future__ import annotations
@@ -156,6 +159,24 @@ FINDINGS = [
         "S6 no output untold",
         "C0SIM2-1700000210.417689",
         id="no-output-notice-lost-between-record-and-post",
+    ),
+    pytest.param(
+        2972,
+        "S3 text",
+        "C0SIM2-1700000142.108412",
+        id="posted-text-taken-back-whole-kept-showing-2972",
+    ),
+    pytest.param(
+        2590,
+        "S3 text",
+        "C0SIM1-1700000642.978113",
+        id="posted-text-taken-back-whole-kept-showing-2590",
+    ),
+    pytest.param(
+        2693,
+        "S3 text",
+        "C0SIM2-1700000433.667364",
+        id="posted-text-taken-back-whole-kept-showing-2693",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
