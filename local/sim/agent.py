@@ -166,13 +166,14 @@ class Delivery:
 
     request: Request
     task_id: str | None
-    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
-    """(time, the invocation that read it, the event in internal form)."""
+    events: list[tuple[int, int, str, dict[str, Any]]] = field(default_factory=list)
+    """(time, place (``World.record``), the invocation that read it, the event in internal form)."""
 
     def add(self, world: World, event: dict[str, Any]) -> None:
         """Record that the current invocation read ``event`` now."""
         invocation = world.current
-        self.events.append((world.now_us, invocation.name if invocation else "", event))
+        name = invocation.name if invocation else ""
+        self.events.append((world.now_us, world.record(), name, event))
 
 
 class AgentWorld:

@@ -200,7 +200,7 @@ class Oracle:
 
     def turn_histories(self) -> dict[str, list[tuple[int, str, dict[str, Any]]]]:
         turns: dict[str, list[tuple[int, str, dict[str, Any]]]] = defaultdict(list)
-        for at_us, invocation, _op, collection, key, data in self.sim.documents.writes:
+        for at_us, invocation, _op, collection, key, data, _place in self.sim.documents.writes:
             if collection == "kourier_turns":
                 turns[key].append((at_us, invocation, data))
         return turns
@@ -236,7 +236,7 @@ class Oracle:
         agent, and is no lost message.
         """
         taken: dict[str, tuple[str, int]] = {}
-        for at_us, _inv, _op, collection, key, data in self.sim.documents.writes:
+        for at_us, _inv, _op, collection, key, data, _place in self.sim.documents.writes:
             if collection != "kourier_questions":
                 continue
             for reply in data.get("replies") or []:
@@ -265,7 +265,9 @@ class Oracle:
         session_of: dict[str, str] = {}
         recorded_at: dict[str, int] = {}
         claimed_at: dict[str, int] = {}
-        for index, (_at, _inv, _op, collection, key, data) in enumerate(self.sim.documents.writes):
+        for index, (_at, _inv, _op, collection, key, data, _place) in enumerate(
+            self.sim.documents.writes
+        ):
             if collection == "kourier_turns":
                 recorded_at.setdefault(key, index)
             elif collection == "kourier_sessions" and data.get("active_turn"):

@@ -364,28 +364,30 @@ class Simulation:
     ) -> list[dict[str, Any]]:
         """The events the turn's carriers read and kept (a dead carrier's last ones are lost).
 
-        Without ``kept``, every event any carrier read, a dead one's last ones too.
-        With ``before`` (a world time), only the events read before it.
-        Asked once the history has ended (the oracle's question): the deliveries
-        and writes are indexed by turn on the first call.
+        A carrier keeps what it read once a checkpoint it wrote after the read
+        holds it (or once it ends the turn): a write of the turn that stores no
+        checkpoint (its shown steps, a takeover's fence) keeps nothing, and a
+        read and a write at the same microsecond are told apart by their place
+        (``World.record``). Without ``kept``, every event any carrier read, a
+        dead one's last ones too. With ``before`` (a world time), only the
+        events read before it. Asked once the history has ended (the oracle's
+        question): the deliveries and writes are indexed by turn on the first call.
         """
         if self._lineage is None:
             self._lineage = self._index_lineage()
         deliveries, cutoff = self._lineage.get(turn_id, ([], {}))
         outcomes = self.platform.outcomes
-        events: list[tuple[int, int, dict[str, Any]]] = []
-        order = 0
+        events: list[tuple[int, dict[str, Any]]] = []
         for delivery in deliveries:
-            for at_us, invocation, event in delivery.events:
-                order += 1
-                lost = outcomes.get(invocation, "ok") != "ok" and at_us > cutoff.get(invocation, -1)
+            for at_us, place, invocation, event in delivery.events:
+                lost = outcomes.get(invocation, "ok") != "ok" and place > cutoff.get(invocation, -1)
                 if (kept and lost) or (before is not None and at_us >= before):
                     continue
-                events.append((at_us, order, event))
-        return [event for _, _, event in sorted(events, key=lambda item: (item[0], item[1]))]
+                events.append((place, event))
+        return [event for _, event in sorted(events, key=lambda item: item[0])]
 
     def _index_lineage(self) -> dict[str, tuple[list[Any], dict[str, int]]]:
-        """Per turn: the deliveries of its requests, and each invocation's last write of it."""
+        """Per turn: the deliveries of its requests, and each invocation's last checkpoint of it."""
         lineage: dict[str, tuple[list[Any], dict[str, int]]] = {}
         for delivery in self.agents.deliveries:
             request = delivery.request
@@ -396,9 +398,13 @@ class Simulation:
             )
             if owner is not None:
                 lineage.setdefault(owner, ([], {}))[0].append(delivery)
-        for at_us, invocation, _op, collection, key, data in self.documents.writes:
+        stored: dict[str, tuple[Any, Any]] = {}
+        for at_us, invocation, _op, collection, key, data, place in self.documents.writes:
             if collection == "kourier_turns" and key in lineage:
-                lineage[key][1][invocation] = at_us
+                checkpoint = (data.get("checkpoint"), data.get("checkpoint_parts"))
+                if stored.get(key) != checkpoint or data.get("status") == "done":
+                    lineage[key][1][invocation] = place
+                stored[key] = checkpoint
                 if data and data.get("stop"):
                     self._stopped_at.setdefault(key, at_us)
         return lineage

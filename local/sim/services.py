@@ -234,8 +234,9 @@ class SimDocuments:
     def __init__(self, world: World) -> None:
         self.world = world
         self.collections: dict[str, dict[str, Stored]] = {}
-        self.writes: list[tuple[int, str, str, str, str, dict[str, Any]]] = []
-        """(time, invocation, op, collection, key, document after the write)."""
+        self.writes: list[tuple[int, str, str, str, str, dict[str, Any], int]] = []
+        """(time, invocation, op, collection, key, document after the write, place
+        (``World.record``))."""
         self._last_write_us = -1
         self._latency = world.stream("firestore/latency")
 
@@ -384,7 +385,7 @@ class SimDocuments:
             invocation = world.current
             name = invocation.name if invocation is not None else ""
             # No copy: a stored document is never changed in place (a write stores a new dict).
-            self.writes.append((world.now_us, name, op, collection, key, data))
+            self.writes.append((world.now_us, name, op, collection, key, data, world.record()))
         return stored
 
     # For the oracle (no scheduling point) -----------------------------------------------

@@ -144,6 +144,8 @@ class World:
         self._idle: list[greenlet.greenlet] = []
         """Greenlets whose invocation ended, each waiting for another to run."""
         self.steps = 0
+        self.recorded = 0
+        """How many reads and writes the oracle compares were recorded (``record``)."""
         self._until = -1
         """While ``run`` runs: the time it stops at (an invocation may not run past it alone)."""
 
@@ -199,6 +201,11 @@ class World:
             draws = Draws(stream_seed(self.seed, "fault/" + site, entity))
             self._sites[key] = draws
         return draws
+
+    def record(self) -> int:
+        """The place of a read or write the oracle compares: their order where times tie."""
+        self.recorded += 1
+        return self.recorded
 
     # Time and scheduling ------------------------------------------------------------
 

@@ -31,6 +31,10 @@ the end's notice is read back from the thread (``shared.core.telling``).
 A posted reply whose text the agent took back whole kept showing it (seeds
 2972, 2590, 2693: the fallback layout wrote no message left without text)
 on main at 8b99d73, and passes since such a message is written to show none.
+Seeds 178, 262 and 1781 were the oracle's: it took a dead carrier's read as
+kept when a write of the turn at the same microsecond came before it, or when
+its last write after it stored no checkpoint (its shown steps); they pass since
+the oracle orders reads and writes by their place and counts checkpoints only.
 """
 
 from __future__ import annotations
@@ -177,6 +181,24 @@ FINDINGS = [
         "S3 text",
         "C0SIM2-1700000433.667364",
         id="posted-text-taken-back-whole-kept-showing-2693",
+    ),
+    pytest.param(
+        178,
+        "S3 text",
+        "C0SIM2-1700000223.303760",
+        id="oracle-a-read-after-a-write-of-the-same-microsecond-is-not-kept",
+    ),
+    pytest.param(
+        262,
+        "S6 no output untold",
+        "C0SIM3-1700000478.846039",
+        id="oracle-a-take-back-read-after-the-last-checkpoint-is-not-kept",
+    ),
+    pytest.param(
+        1781,
+        "S3 text",
+        "C0SIM2-1700000162.561057",
+        id="oracle-a-write-of-shown-steps-keeps-no-read",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

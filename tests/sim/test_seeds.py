@@ -47,15 +47,13 @@ KNOWN = {
             "busy and context-changed notices since fix3 (seeds 337, 566)"
         ),
     ),
-    "S3 text": ("", "seed 29: a take-back not applied to a posted message (fallback layout)"),
-    "S6 no output untold": (
+    "S3 text": (
         "",
         (
-            "told exactly once since notice5 (seed 37); seen once since in 1..3000 on 28f7482 "
-            "(seed 262, with an 'S3 text' in the same turn): the agent took its whole text "
-            "back after the reply had shown it and stopped its stream; the take-back is not "
-            "applied to the shown message (S3 text), so the thread keeps text and is not told "
-            "that the agent finished without any output"
+            "the thread shows text of the turn before: a chat.startStream of that turn's "
+            "carrier that returned only after its turn had ended (a stop), seeds 570 and "
+            "2056 in 1..3000; take-backs are applied to posted messages since text6 "
+            "(seeds 2590, 2693, 2972)"
         ),
     ),
 }
