@@ -116,8 +116,8 @@ PLANTS = (
     Plant(
         "P10",
         "a failed tool call shows as complete",
-        "shared.slack.reply",
-        "ThreadReply.step_finished",
+        "shared.core.step_cards",
+        "StepCards.finish",
         'status="complete" if ok else "error"',
         'status="complete"',
     ),

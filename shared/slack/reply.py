@@ -58,7 +58,6 @@ any of its messages since: each one is written whole again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -66,8 +65,8 @@ import structlog
 from slack_sdk.errors import SlackApiError
 
 from shared.core import notices
-from shared.core.redaction import redact
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
+from shared.core.step_cards import StepCards, summarize, task_update
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.layout import EMPTIED, FallbackLayout, Message, Write
@@ -96,7 +95,6 @@ STREAM_GONE = frozenset({"message_not_in_streaming_state", "stopped_by_user"})
 """Slack's answers for a stream it no longer streams: cut after its lifetime, or stopped by a person."""
 KEEP_PROCESSING = "processing"
 """The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
-SUMMARY_CHARS = 200
 DEFAULT_LIMITS = ReplyLimits()
 READ_BACK_PAGE = 200
 READ_BACK_ATTEMPTS = 3
@@ -175,7 +173,7 @@ class ThreadReply:
         self._markdown = MarkdownStream()
         self._pacer = StreamPacer(limits)
         self._layout = FallbackLayout(limits)
-        self._steps: dict[str, dict[str, Any]] = {}
+        self._steps = StepCards()
         self._fallback = not recipient_user and not channel.startswith("D")
         self._status_at: float | None = None
         self._halted = False
@@ -234,11 +232,7 @@ class ThreadReply:
         """A tool call began: its step shows, running."""
         with self._lock:
             self._raise_failure()
-            self._steps[call_id] = {
-                "title": neutralise(name),
-                "status": "in_progress",
-                "details": neutralise(details) or None,
-            }
+            self._steps.start(call_id, neutralise(name), neutralise(details))
             self._show_step(call_id)
             self._pump()
 
@@ -246,8 +240,7 @@ class ThreadReply:
         """A tool call returned (or failed): its step is done."""
         with self._lock:
             self._raise_failure()
-            step = self._steps.setdefault(call_id, {"title": neutralise(name), "details": None})
-            step.update(status="complete" if ok else "error", output=neutralise(output) or None)
+            self._steps.finish(call_id, neutralise(name), ok, neutralise(output))
             self._show_step(call_id)
             self._pump()
 
@@ -340,7 +333,7 @@ class ThreadReply:
                 if stream is not None:
                     stop = self._pacer.stop(stream.ts, output=output, status=status)
                     self._stop(stream, stop, blocks=list(blocks))
-            self._close_unfinished_steps(status, output)
+            self._steps.close_unfinished(status, output)
             if self._fallback:
                 self._layout.feedback = list(blocks)
                 self._write_messages(force=True)
@@ -364,7 +357,7 @@ class ThreadReply:
             elif stream is not None:
                 stop = self._pacer.stop(stream.ts, output=notices.STEP_NO_RESULT, status="error")
                 self._stop(stream, stop)
-            self._close_unfinished_steps("error", notices.STEP_NO_RESULT)
+            self._steps.close_unfinished("error", notices.STEP_NO_RESULT)
             if self._fallback:
                 self._write_messages(force=True)
 
@@ -396,7 +389,7 @@ class ThreadReply:
                 "markdown": self._markdown.to_state(),
                 **self._pacer.to_state(),
                 "messages": self._layout.to_state(),
-                "steps": {key: dict(step) for key, step in self._steps.items()},
+                "steps": self._steps.to_state(),
                 "fallback": self._fallback,
                 "status_at": self._status_at,
                 "open_until": self._open_until,
@@ -431,7 +424,7 @@ class ThreadReply:
             self._pacer = StreamPacer.from_state(state, self._limits)
             self._pacer.taken_over(shown_steps or {})
             self._layout = FallbackLayout.from_state(state["messages"], self._limits)
-            self._steps = {key: dict(step) for key, step in state["steps"].items()}
+            self._steps = StepCards.from_state(state["steps"])
             self._fallback = state["fallback"]
             self._status_at = state["status_at"]
             self._open_until = state.get("open_until")
@@ -496,12 +489,6 @@ class ThreadReply:
             log.warning("slack_reply_failed", channel=self._channel, error=repr(error))
             self._failure = error
 
-    def _close_unfinished_steps(self, status: str, output: str) -> None:
-        """Each step still running ends as ``status``, with ``output`` (the reply ends)."""
-        for step in self._steps.values():
-            if step["status"] == "in_progress":
-                step.update(status=status, output=output)
-
     def _raise_failure(self) -> None:
         if self._failure is not None:
             failure, self._failure = self._failure, None
@@ -518,7 +505,7 @@ class ThreadReply:
         if self._fallback:
             self._show_card(call_id)
         else:
-            self._pacer.add_step(_task_update(call_id, self._steps[call_id]))
+            self._pacer.add_step(task_update(call_id, self._steps.steps[call_id]))
 
     def _send_queue(self) -> None:
         """Make the calls the pacer names until the queue is sent."""
@@ -694,7 +681,7 @@ class ThreadReply:
         stream = self._layout.stream()
         if stream is not None:
             self._stop(stream, self._pacer.stop(stream.ts, output=CONTINUED_BELOW))
-        for key in self._steps:
+        for key in self._steps.steps:
             if key in moved:
                 self._show_card(key)
 
@@ -709,7 +696,9 @@ class ThreadReply:
             waits for that instead and writes every one.
         """
         due: list[float] = []
-        writes = self._layout.plan(self._answer, self._steps, self._pacer.room, self._clock.time())
+        writes = self._layout.plan(
+            self._answer, self._steps.steps, self._pacer.room, self._clock.time()
+        )
         for write in writes:
             if self._clock.time() < write.ready_at:
                 if not force:
@@ -730,21 +719,3 @@ class ThreadReply:
             ts = str(answer["ts"])
             self._status_at = None
         self._layout.wrote(write, ts, self._clock.time())
-
-
-def summarize(value: Any, limit: int = SUMMARY_CHARS) -> str:
-    """A short one-line summary of a tool's arguments or result, secrets redacted."""
-    if value is None:
-        return ""
-    shown = redact(value)
-    text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _task_update(call_id: str, step: dict[str, Any]) -> dict[str, Any]:
-    chunk = {"type": "task_update", "id": call_id, "title": step["title"], "status": step["status"]}
-    for key in ("details", "output"):
-        if step.get(key):
-            chunk[key] = step[key]
-    return chunk
