@@ -30,13 +30,14 @@ from shared.checkpoint import CheckpointStore, Stored
 from shared.core import agent_session, notices
 from shared.core import session as sessions
 from shared.core.session import Session
+from shared.core.telling import mark
 from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
-from shared.slack.prompts import notice_message
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun, thread_status
 from shared.turn_carried import new_reply
+from shared.turn_ending import tell_if_untold
 
 log = structlog.get_logger()
 
@@ -185,10 +186,11 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
 
     Past ``max_takeovers`` the turn ends, and the thread is told, instead of
     failing again for ever; its questions close, as for any end of a turn.
-    The thread is told at most once: the attempt past the limit is recorded
-    before the notice is posted, and a function taking over after that ends
-    the turn without posting it again (a function dying between the two
-    loses the notice, as ``TurnRun._tell`` does for the end's notice).
+    The thread is told exactly once, as a turn's end is
+    (``shared.core.telling``): the attempt past the limit is recorded before
+    the notice is posted, marked as the ``kept_failing`` end of the turn, and
+    a function taking over after that record reads the thread back and posts
+    the notice only if no message carries the mark (``tell_if_untold``).
     """
     attempts = turn.takeovers + 1
     limit = deps.settings.max_takeovers
@@ -198,14 +200,15 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         return turn
     log.error("turn_kept_failing", turn=turn.id, attempts=turn.takeovers)
     QuestionStore(deps.documents, deps.clock).close_all(turn.id)
-    if turn.takeovers <= limit:  # not told yet
+    status = thread_status(deps, turn, deps.chat)
+    reply = new_reply(deps, turn, deps.chat, status)
+    notice = notices.turn_failed(notices.KEPT_FAILING)
+    if turn.takeovers > limit:  # recorded as being told by a function that died
+        tell_if_untold(reply, turn, "kept_failing", notice)
+    else:
         deps.store.set_turn(turn.id, takeovers=attempts)
         try:
-            deps.chat.chat_postMessage(
-                channel=turn.channel,
-                thread_ts=turn.thread_ts,
-                **notice_message(notices.turn_failed(notices.KEPT_FAILING)),
-            )
+            reply.notice(notice, metadata=mark(turn.id, "kept_failing"))
         except SlackApiError:
             # Slack answered that it did not post it: the function taking over tells it.
             deps.store.set_turn(turn.id, takeovers=turn.takeovers)
@@ -218,7 +221,6 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         checkpoint_parts=None,
         expire_at=deps.clock.now() + DONE_TURNS_KEPT,
     )
-    status = thread_status(deps, turn, deps.chat)
     status.show(agent_session.ended("kept_failing"))
     turn.status = "done"
     return turn

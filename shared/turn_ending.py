@@ -36,12 +36,29 @@ from shared.core.turn_machine import TurnState
 from shared.feedback import feedback_blocks
 from shared.ports import Clock
 from shared.questions import TurnQuestions
+from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
-from shared.store import DONE_TURNS_KEPT
+from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn_carried import Carried, CheckpointNow
 from shared.turn_claim import TurnClaim
 
 log = structlog.get_logger()
+
+
+def tell_if_untold(
+    reply: ThreadReply, turn: Turn, outcome: str, notice: str, who: str | None = None
+) -> None:
+    """A taker's telling of ``turn``'s end (``outcome``), which a function that died was telling.
+
+    That function recorded the end as being told, then died before or after
+    posting ``notice`` (mentioning ``who``): the thread is read back, and the
+    notice posted, marked, only if no message carries its mark
+    (``shared.core.telling``).
+    """
+    wanted = mark(turn.id, outcome)
+    if untold(reply.read_back(since=turn.ts or None), wanted):
+        log.info("turn_end_told_by_taker", turn=turn.id, outcome=outcome)
+        reply.notice(notice, who, metadata=wanted)
 
 
 class TurnEnding:
@@ -140,10 +157,13 @@ class TurnEnding:
         sessions.follow(self.claim.session, TurnState.from_dict(checkpoint.machine).task_id)
         self.carried.telling.taken_over(checkpoint.told)
         if checkpoint.notice is not None:
-            wanted = self._end_mark()
-            if untold(self.carried.reply.read_back(since=self.turn.ts or None), wanted):
-                log.info("turn_end_told_by_taker", turn=self.turn.id, outcome=checkpoint.told)
-                self.carried.reply.notice(checkpoint.notice, checkpoint.notice_who, metadata=wanted)
+            tell_if_untold(
+                self.carried.reply,
+                self.turn,
+                checkpoint.told,
+                checkpoint.notice,
+                checkpoint.notice_who,
+            )
         self.end(checkpoint.told)
         return True
 

@@ -24,6 +24,11 @@ it posts it (at least once: a notice told twice is better than one lost).
   taker tells it.
 - Any later notice of an end already told by this function: ``Tell.AGAIN``,
   just posted (there is nothing more to record).
+
+A turn that kept failing is ended outside the machine (``shared.engine``),
+told the same way: the attempt past the limit, recorded, says its end is
+being told; its notice is marked ``kept_failing``, and a taker after that
+record posts it only if the thread does not show it.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from structlog.testing import capture_logs
 
 from shared import handlers
 from shared.core import notices
+from shared.core.telling import mark
 from shared.core.timers import QuestionTimer, Timer, WaitTimer
 from shared.errors import StoreUnavailable, is_transient
 from shared.firestore import FirestoreDocuments
@@ -28,6 +29,7 @@ from shared.ports import Chat
 from shared.store import SESSIONS, TURNS
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, result, status_update, task
 from tests.shell.conftest import CHANNEL, Shell, make_deps
+from tests.shell.test_notices import Died, DyingChat, lease_runs_out, posts
 
 
 class RunningWriteFails:
@@ -241,5 +243,61 @@ def test_a_turn_that_kept_failing_tells_the_thread_once_even_if_its_end_is_not_r
 
     assert handlers.turn_send(shell.deps, published) == "ack"
     assert shell.bot_texts(thread) == [notices.turn_failed(notices.KEPT_FAILING)]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "kept_failing"
+
+
+KEPT_FAILING = notices.turn_failed(notices.KEPT_FAILING)
+
+
+def a_turn_past_its_takeovers(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> tuple[Shell, DyingChat, str, dict[str, Any]]:
+    """A turn that failed on every attempt but the last, whose function dies as ``chat`` says."""
+    chat = DyingChat(slack_chat)
+    documents = RunningWriteFails(firestore_documents, times=100)
+    shell = shell_with(documents, chat, agent, standin, KOURIER_MAX_TAKEOVERS=2)  # type: ignore[arg-type]
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    answers = [handlers.turn_send(shell.deps, published) for _ in range(3)]
+    assert answers == ["retry", "retry", "retry"]
+    return shell, chat, thread, published
+
+
+def test_the_kept_failing_notice_shows_once_when_its_function_dies_between_record_and_post(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    shell, chat, thread, published = a_turn_past_its_takeovers(
+        firestore_documents, slack_chat, agent, standin
+    )
+    chat.before = posts(KEPT_FAILING)  # the attempt past the limit recorded, then the instance dies
+
+    with pytest.raises(Died):
+        handlers.turn_send(shell.deps, published)
+    assert shell.bot_texts(thread) == []
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread) == [KEPT_FAILING]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "kept_failing"
+
+
+def test_the_kept_failing_notice_shows_once_when_its_function_dies_right_after_posting_it(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    shell, chat, thread, published = a_turn_past_its_takeovers(
+        firestore_documents, slack_chat, agent, standin
+    )
+    chat.after = posts(KEPT_FAILING)  # posted, and the turn never recorded done
+
+    with pytest.raises(Died):
+        handlers.turn_send(shell.deps, published)
+    [notice] = [message for message in standin.thread(CHANNEL, thread) if message.is_bot]
+    assert notice.metadata == mark(published["turn_id"], "kept_failing"), "the taker reads it"
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(shell.deps, published) == "ack"
+    assert shell.bot_texts(thread) == [KEPT_FAILING]
     turn = shell.deps.store.turn(published["turn_id"])
     assert turn is not None and turn.status == "done" and turn.outcome == "kept_failing"
