@@ -9,7 +9,9 @@ fails with Slack's error code before it changes anything, or applies its
 whole change; a stream stays open for appends for five minutes and is then
 frozen; ``chat.update`` of a message still streaming is refused;
 ``markdown_text`` cannot go with ``text`` or ``blocks``; 12,000 characters of
-Markdown at most. Message ts values are unique and increasing virtual
+Markdown at most; an update that gives text (or ``markdown_text``) and no
+blocks removes the message's blocks, and one that gives blocks alone keeps
+its text. Message ts values are unique and increasing virtual
 microseconds.
 
 Faults are Slack's: HTTP 429 with Retry-After, which slack_sdk's
@@ -256,7 +258,7 @@ class SimSlack:
             message.text = new_text
         if new_blocks is not None:
             message.blocks = new_blocks
-        elif markdown_text is not None:
+        elif new_text is not None:  # the text shows in place of the blocks
             message.blocks = []
         message.edited = True
         message.updates += 1

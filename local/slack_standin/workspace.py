@@ -220,7 +220,13 @@ class Workspace:
         blocks: Any,
         metadata: dict[str, Any] | None,
     ) -> Message:
-        """chat.update: the fields given replace the old ones, the others stay."""
+        """chat.update: the fields given replace the old ones, the others stay.
+
+        Except the blocks: text (or ``markdown_text``, which cannot go with
+        blocks) given without blocks shows in their place, as Slack's
+        chat.update documents ("If the text argument is provided and blocks
+        are not provided, the blocks will be removed").
+        """
         message = self._bot_message(channel, ts, not_owned="cant_update_message")
         if message.stream == "streaming":
             raise SlackError("streaming_state_conflict")
@@ -240,6 +246,8 @@ class Workspace:
             ]
         if new_blocks is not None:
             message.blocks = new_blocks
+        elif new_text is not None:
+            message.blocks = []
         if metadata is not None:
             message.metadata = metadata
         message.edited = True

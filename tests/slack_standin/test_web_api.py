@@ -153,6 +153,21 @@ def test_update_replaces_what_it_is_given(slack: WebClient, standin: SlackStandi
     assert message.text == "Approved by Alice" and len(message.blocks) == 1
 
 
+def test_update_with_text_and_no_blocks_shows_the_text_in_place_of_the_blocks(
+    slack: WebClient, standin: SlackStandin
+) -> None:
+    # Slack's chat.update: "If the text argument is provided and blocks are not
+    # provided, the blocks will be removed"; markdown_text goes with no blocks.
+    posted = slack.chat_postMessage(channel=CHANNEL, text="Approve?", blocks=APPROVAL_BLOCKS)
+    slack.chat_update(channel=CHANNEL, ts=posted["ts"], markdown_text="**Approved** by Alice")
+    message = standin.history(CHANNEL)[0]
+    assert (message.text, message.blocks) == ("**Approved** by Alice", [])
+    slack.chat_update(channel=CHANNEL, ts=posted["ts"], text="Denied", blocks=APPROVAL_BLOCKS)
+    slack.chat_update(channel=CHANNEL, ts=posted["ts"], text="Denied by Bob")
+    message = standin.history(CHANNEL)[0]
+    assert (message.text, message.blocks) == ("Denied by Bob", [])
+
+
 def test_update_refuses_other_peoples_messages(slack: WebClient, standin: SlackStandin) -> None:
     posted = standin.say(CHANNEL, "mine")
     error = slack_error(lambda: slack.chat_update(channel=CHANNEL, ts=posted.ts, text="yours"))
