@@ -266,9 +266,23 @@ def claim_next_turn(deps: Deps, session_id: str, trigger_turn_id: str) -> Claim 
     if session is None:
         return None
     [outcome] = claimed
+    turn_id = outcome.turn_id
     if outcome.taken_over:
-        log.warning("turn_taken_over", session=session_id, turn=outcome.turn_id)
-    turn = store.turn(outcome.turn_id)
+        log.warning("turn_taken_over", session=session_id, turn=turn_id)
+    else:
+        # A turn stored after the waiting turns were read, but before the claim was
+        # written, was not seen: read them again, so the thread's order holds.
+        earlier, generation = first_waiting(), session.generation
+        if earlier is not None and earlier != turn_id:
+            log.info("claim_gives_way", session=session_id, turn=turn_id, earlier=earlier)
+            session = store.change_session(
+                session_id,
+                lambda current: sessions.give_way(current, turn_id, generation, earlier),
+            )
+            if session is None:
+                return None
+            turn_id = earlier
+    turn = store.turn(turn_id)
     assert turn is not None
     return Claim(session, turn, taken_over=outcome.taken_over)
 

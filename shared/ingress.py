@@ -121,7 +121,7 @@ def _take_message(deps: Deps, event_id: str, message: ChatMessage) -> None:
             _refuse(deps, _turn_of(message, session_id, binding.name), refusal)
             return
     turn = _turn_of(message, session_id, binding.name)
-    if store.record_event_turn(event_id, turn, in_session=session is not None):
+    if store.record_event_turn(event_id, turn):
         hand_off(deps, turn)
 
 

@@ -160,16 +160,13 @@ class Store:
         self._documents.set(EVENTS, event_id, {"expire_at": self.now() + EVENTS_KEPT})
         self._wrote(EVENTS, event_id)
 
-    def record_event_turn(self, event_id: str, turn: Turn, in_session: bool = False) -> bool:
+    def record_event_turn(self, event_id: str, turn: Turn) -> bool:
         """Store the turn a Slack event brings, and the event as handled, in one commit.
 
-        With ``in_session`` (the thread's session exists), the same commit
-        moves the session's update time: a claim of the session's next turn
-        (``turn_send``) that read the waiting turns before this one was
-        stored then fails its precondition and decides again, so a turn is
-        either stored before a claim decides or after it has committed, and
-        no later message of the thread is claimed past an earlier one
-        already stored.
+        A claim of the session's next turn that read the waiting turns before
+        this one was stored reads them again once it is written
+        (``shared.engine.claim_next_turn``), so no later message of the
+        thread is claimed past an earlier one already stored.
 
         Returns:
             Whether the turn is to be handed off: a new turn, or a Slack
@@ -185,8 +182,6 @@ class Store:
             Create(EVENTS, event_id, {"expire_at": at + EVENTS_KEPT}),
             Create(TURNS, turn.id, _fields(turn)),
         ]
-        if in_session:
-            writes.append(Update(SESSIONS, turn.session_id, {"updated_at": at}))
         try:
             self._documents.commit(writes)
         except (DocumentExists, PreconditionFailed) as found:

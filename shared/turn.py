@@ -312,7 +312,6 @@ class TurnRun:
                 case ReadCard():
                     pending.extend(self.follower.read_card())
                 case Send():
-                    self.fence.confirm()  # never sent again by a carrier a stop took it from
                     pending.extend(self.follower.send())
                 case Subscribe():
                     pending.extend(self.follower.subscribe())

@@ -151,8 +151,15 @@ class StreamFollower:
         return self.carried.machine.handle(event, self.clock.time(), self.ids.random())
 
     def send(self) -> list[Action]:
-        """Send the turn's message (or the answer) and follow the stream it opens."""
-        return self.follow(lambda: self.client.send(self.message(), until=self.deadline), send=True)
+        """Send the turn's message (or the answer) and follow the stream it opens.
+
+        The message is made first: it may wait on Slack (the author's name, behind a
+        429's Retry-After), and the turn must still be this function's when it goes
+        (seed 4979: a stop took the turn, and the next turn went, during that wait).
+        """
+        message = self.message()
+        self.claim.fence.confirm()  # never sent again by a carrier a stop took it from
+        return self.follow(lambda: self.client.send(message, until=self.deadline), send=True)
 
     def subscribe(self) -> list[Action]:
         """Follow the task's stream again (after a hand-over, a drop or a poll)."""

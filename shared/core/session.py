@@ -20,8 +20,9 @@ generation: otherwise the carrier is ``Superseded`` and must stop.
 Where each change is made (no module outside ``shared.core`` assigns to a
 session, ``tests/core/test_state_changes.py`` checks it):
 
-- ``claim``: a trigger claims the session for its next turn
-  (``shared.engine.claim_next_turn``);
+- ``claim``: a trigger claims the session for its next turn, and
+  ``give_way``: to a turn before it in the thread that was stored while the
+  claim was decided (``shared.engine.claim_next_turn``);
 - ``resume``: a hand-over, a timer or an answer's task at the generation it
   was scheduled with (``shared.engine.on_resume``);
 - ``interrupt``: a person stopped the turn (``shared.engine.on_stop``);
@@ -133,6 +134,25 @@ def claim(
     session.active_turn, session.lease_until = turn_id, at + lease
     session.generation += 1
     return Claimed(session, turn_id, taken_over)
+
+
+def give_way(
+    current: Session | None, turn_id: str, generation: int, earlier_id: str
+) -> Session | None:
+    """The claim just made for ``turn_id`` goes to ``earlier_id``, a turn before it in Slack.
+
+    The claim read the waiting turns before it wrote the session, and a turn
+    stored in between, earlier in the thread, was not among them (seed 1674:
+    two messages 0.14 s apart, the first one's function started cold). Read
+    again after the claim is written, the earlier turn is carried first, at
+    a new generation; nothing of the later one was done. None if the claim
+    is no longer this one (another function moved the session on).
+    """
+    if current is None or not carries(current, turn_id, generation):
+        return None
+    current.active_turn = earlier_id
+    current.generation += 1
+    return current
 
 
 def resume(

@@ -265,3 +265,20 @@ def test_the_task_a_carrier_follows_is_kept_in_its_memory(
 ) -> None:
     assert sessions.follow(current, task_id) is news
     assert current == expected
+
+
+@pytest.mark.parametrize(
+    ("current", "generation", "expected"),
+    [
+        # Claimed for T1 just now; T0, before it in the thread, was stored meanwhile.
+        (stored(), 3, stored(active_turn="T0", generation=4)),
+        (stored(), 2, None),  # another claim moved the session on
+        (stored(active_turn="T2"), 3, None),
+        (free(), 3, None),
+        (None, 3, None),
+    ],
+)
+def test_a_claim_gives_way_to_an_earlier_turn_stored_while_it_was_decided(
+    current: Session | None, generation: int, expected: Session | None
+) -> None:
+    assert sessions.give_way(current, "T1", generation, "T0") == expected

@@ -290,3 +290,52 @@ def test_a_carrier_whose_turn_a_stop_took_changes_no_step_card_while_its_lease_r
     )
 
     assert chat.calls == ["chat_appendStream", "chat_appendStream"]
+
+
+class StoppedWhileLookingUp:
+    """Slack, whose users.info answers only after ``during`` ran (a 429's Retry-After wait)."""
+
+    def __init__(self, chat: Chat) -> None:
+        self._chat = chat
+        self.during: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chat, name)
+
+    def users_info(self, *, user: str) -> Any:
+        if self.during is not None:
+            self.during()
+        return self._chat.users_info(user=user)
+
+
+def test_a_carrier_whose_turn_a_stop_took_while_it_looked_up_the_author_sends_nothing(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # Seed 4979: users.info answered 429 with a Retry-After of 29 s; the person stopped the
+    # turn meanwhile, the stop ended it and the next turn was sent; then the waiting
+    # carrier sent the stopped turn to the agent, after the turn that came after it.
+    chat = StoppedWhileLookingUp(slack_chat)
+    shell = shell_with(firestore_documents, chat, agent, standin)  # type: ignore[arg-type]
+    shell.mention("check X")
+    [published] = shell.turns.published
+    deps, session_id, turn_id = shell.deps, published["session_id"], published["turn_id"]
+    deps.store.cache_user("U0ALICE", {}, timedelta(0))  # not known yet: users.info is asked
+    claim = engine.claim_next_turn(deps, session_id, turn_id)
+    assert claim is not None
+    run = engine.TurnRun(deps, claim.session, claim.turn, engine.function_deadline(deps))
+    asked: list[bool] = []
+
+    def stopped() -> None:
+        asked.append(True)
+        at, lease = deps.clock.now(), deps.settings.lease
+        assert deps.store.request_stop(turn_id, "U0ALICE", [])
+        deps.store.change_session(
+            session_id, lambda current: sessions.interrupt(current, turn_id, at, lease)
+        )
+
+    chat.during = stopped
+    with pytest.raises(Superseded):
+        run.start()
+
+    assert asked == [True]
+    assert sends(agent) == 0

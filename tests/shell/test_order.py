@@ -5,7 +5,8 @@ messages written moments apart to two chat_ingress instances at once, and
 Pub/Sub delivers the later one's trigger to turn_send while the earlier one's
 ingress is still storing its turn. turn_send's claim reads the session, then
 the waiting turns, then writes the session under a precondition; the
-earlier message's commit can land after the read of the waiting turns.
+earlier message's commit can land after the read of the waiting turns, and
+the session may not exist yet (the thread's first messages: seed 1674).
 """
 
 from __future__ import annotations
