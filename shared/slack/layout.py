@@ -71,8 +71,9 @@ class Message:
     rewrite: bool = False
     """Slack may show more than ``text`` (its function died after its last
     checkpoint, and what it streamed since is streamed again): when the
-    stream ends, ``text`` is written whole. In the fallback layout, the
-    function may have edited any message: each is written whole once more."""
+    stream ends, ``text`` is written whole. The function may also have
+    fallen back since, or been in the fallback, and edited any message: each
+    is written whole once more (a stopped stream's at once, on take-over)."""
 
     def to_state(self) -> dict[str, Any]:
         """JSON-able form (a field loop: ``asdict`` deep-copies, at ~20 times the cost)."""

@@ -412,9 +412,9 @@ class ThreadReply:
         Args:
             state: What ``to_state`` returned in that function.
             taken_over: That function died after it saved ``state``: its
-                stream may show text that ``state`` does not hold. The text is
-                sent again, and the stream's message is written whole once it
-                stops, so that it shows each part once.
+                messages may show text that ``state`` does not hold. The text is
+                sent again, and each message is written whole (a stream's once it
+                stops), so that it shows each part once.
             shown_steps: What ``keep_shown_steps`` kept last: steps a function
                 that died may have shown final after it saved ``state``.
         """
@@ -428,11 +428,15 @@ class ThreadReply:
             self._fallback = state["fallback"]
             self._status_at = state["status_at"]
             self._open_until = state.get("open_until")
-            stream = self._layout.stream()
-            if taken_over and self._fallback:
+            if taken_over:
                 self._layout.taken_over()
-            elif taken_over and stream is not None:
-                stream.rewrite = True
+                if not self._fallback:
+                    # The function that died may have fallen back since and edited
+                    # any message (seed 5877): each stopped one is written whole now,
+                    # the stream once it stops.
+                    for message in self._layout.messages:
+                        if message.streamed and not message.streaming:
+                            self._rewrite(message)
             self._pump()
 
     # Scheduling -----------------------------------------------------------------

@@ -458,6 +458,37 @@ def test_a_function_taking_over_a_posted_reply_writes_again_what_the_one_that_di
     assert cards(messages) == [("call-1", "search", "complete")]
 
 
+def test_a_function_taking_over_a_streamed_reply_writes_again_what_the_one_that_died_edited(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # Seed 5877: the streamed answer went on in a second message; after the last checkpoint
+    # the agent replaced its text, so the function fell back and edited the first message,
+    # and died. The replace was the agent's draft: the one taking over shows the text of the
+    # checkpoint again, and the first message must not keep the draft.
+    first = new_reply(slack, thread_ts, ReplyLimits(message_chars=1_000, stream_interval=0.05))
+    assembler = ReplyAssembler()
+    answer = "".join(lines(30))
+    play(first, assembler, [chunk("answer", text(answer))])  # streamed in two messages or more
+    first.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+    play(first, assembler, [chunk("answer", text("A draft."))])  # replaced: falls back
+    first.show(assembler.finish())
+    first.suspend()  # the first message edited to show the draft, after the checkpoint
+    first.close()  # and its function dies
+    assert "A draft." in joined_answer(bot_replies(standin, thread_ts))
+
+    second = new_reply(slack, thread_ts, ReplyLimits(message_chars=1_000, stream_interval=0.05))
+    second.restore(state["slack"], taken_over=True)
+    assembler = ReplyAssembler.from_state(state["reply"])
+    play(second, assembler, [chunk("answer", text("The end."), append=True)])
+    second.show(assembler.finish())
+    second.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(messages) >= 2
+    assert joined_answer(messages) == answer + "The end."
+
+
 def test_a_posted_answer_the_agent_takes_back_whole_shows_no_text_of_it(
     standin: SlackStandin, slack: WebClient, thread_ts: str
 ) -> None:
