@@ -159,6 +159,12 @@ class TurnClaim:
             self.turn.id, self.session.generation, checkpoint(), self._stored
         )
         written = self.write_turn(**self._stored.fields())
+        if written.get("stop") and self.turn.stop is None:
+            # A person stopped the turn this function carries: the stop's function takes it
+            # (``engine.on_stop``) and tells its end. This one stops before its next Slack
+            # call: the stop's read-back of the thread could come before a notice this
+            # function was about to post (told twice).
+            raise Superseded(f"turn {self.turn.id} was stopped")
         if not renew:
             return
         if not self.fence.renewal_due():

@@ -196,3 +196,38 @@ def test_a_taker_that_cannot_read_the_thread_back_tells_the_end_rather_than_lose
 
     assert handlers.turn_send(shell.deps, published) == "ack"
     assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
+
+
+def test_a_carrier_that_finds_its_turn_stopped_leaves_the_end_to_the_stop(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    """Alice stops the turn while its carrier, alive, is about to tell its end.
+
+    The stop's function reads the thread back before the carrier's notice
+    lands (a Slack call in flight): the carrier must not post it at all.
+    """
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    body = {"session_id": published["session_id"], "turn_id": published["turn_id"], "stop": True}
+    stop, _, _ = make_deps(firestore_documents, slack_chat, agent)  # the stop's own instance
+    meanwhile: list[str] = []
+
+    def alice_stops_it(method: str, args: dict[str, Any]) -> bool:
+        if not meanwhile and method == "agents_sessions_setStatus":  # the carrier at work
+            meanwhile.append("stopped")
+            assert shell.deps.store.request_stop(published["turn_id"], "U0ALICE", [])
+        elif meanwhile == ["stopped"] and method == "chat_postMessage":  # its post in flight
+            meanwhile.append("stop carried out")
+            assert handlers.stream_follow(stop, body) == "ack"
+        return False
+
+    chat.before = alice_stops_it
+    handlers.turn_send(shell.deps, published)
+    if meanwhile == ["stopped"]:  # the carrier posted nothing: the stop's task comes now
+        assert handlers.stream_follow(stop, body) == "ack"
+
+    assert len(shell.bot_texts(thread)) == 1, shell.bot_texts(thread)
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done"
