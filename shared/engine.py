@@ -34,6 +34,7 @@ from shared.core.telling import mark
 from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
+from shared.slack.reply import ThreadReply
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun, thread_status
 from shared.turn_carried import new_reply
@@ -120,7 +121,8 @@ def _carry(
 
     If a deploy removed or renamed its binding, end it and tell the thread:
     its agent, identity and approvers came from the binding, so nothing of
-    the turn can go on. The thread hears so once per turn, an open question
+    the turn can go on. The thread hears so exactly once (the turn's outcome
+    is recorded before the notice is posted: ``_tell_end``), an open question
     is closed (a click on it changes nothing), and the session is released.
     """
     if deps.config.binding(turn.binding) is not None:
@@ -135,7 +137,16 @@ def _carry(
     )
     if checkpoint is not None:  # continue the messages of the turn's reply, to close them
         reply.restore(checkpoint.slack, taken_over=True)
-    reply.notice(notices.turn_failed(notices.BINDING_GONE))
+    _tell_end(
+        reply,
+        turn,
+        "binding_gone",
+        notices.turn_failed(notices.BINDING_GONE),
+        told=turn.outcome == "binding_gone",
+        record=lambda being: deps.store.set_turn(
+            turn.id, outcome="binding_gone" if being else None
+        ),
+    )
     QuestionStore(deps.documents, deps.clock).close_all(turn.id)
     deps.store.set_turn(
         turn.id,
@@ -202,17 +213,16 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     QuestionStore(deps.documents, deps.clock).close_all(turn.id)
     status = thread_status(deps, turn, deps.chat)
     reply = new_reply(deps, turn, deps.chat, status)
-    notice = notices.turn_failed(notices.KEPT_FAILING)
-    if turn.takeovers > limit:  # recorded as being told by a function that died
-        tell_if_untold(reply, turn, "kept_failing", notice)
-    else:
-        deps.store.set_turn(turn.id, takeovers=attempts)
-        try:
-            reply.notice(notice, metadata=mark(turn.id, "kept_failing"))
-        except SlackApiError:
-            # Slack answered that it did not post it: the function taking over tells it.
-            deps.store.set_turn(turn.id, takeovers=turn.takeovers)
-            raise
+    _tell_end(
+        reply,
+        turn,
+        "kept_failing",
+        notices.turn_failed(notices.KEPT_FAILING),
+        told=turn.takeovers > limit,
+        record=lambda being: deps.store.set_turn(
+            turn.id, takeovers=attempts if being else turn.takeovers
+        ),
+    )
     deps.store.set_turn(
         turn.id,
         status="done",
@@ -224,6 +234,35 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     status.show(agent_session.ended("kept_failing"))
     turn.status = "done"
     return turn
+
+
+def _tell_end(
+    reply: ThreadReply,
+    turn: Turn,
+    outcome: str,
+    notice: str,
+    *,
+    told: bool,
+    record: Callable[[bool], None],
+) -> None:
+    """Tell the thread ``notice``, the end of a turn ended outside its run, exactly once.
+
+    As a run tells its end (``shared.core.telling``): ``record(True)`` says
+    the end is being told before the notice is posted, marked as the turn's
+    ``outcome``; when Slack answers that it did not post it, ``record(False)``
+    takes that back, so the function taking over tells it. ``told``: a
+    function that died recorded it so: the thread is read back, and the
+    notice posted only if no message carries its mark (``tell_if_untold``).
+    """
+    if told:
+        tell_if_untold(reply, turn, outcome, notice)
+        return
+    record(True)
+    try:
+        reply.notice(notice, metadata=mark(turn.id, outcome))
+    except SlackApiError:
+        record(False)
+        raise
 
 
 @dataclass(frozen=True)

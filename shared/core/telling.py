@@ -25,10 +25,11 @@ it posts it (at least once: a notice told twice is better than one lost).
 - Any later notice of an end already told by this function: ``Tell.AGAIN``,
   just posted (there is nothing more to record).
 
-A turn that kept failing is ended outside the machine (``shared.engine``),
-told the same way: the attempt past the limit, recorded, says its end is
-being told; its notice is marked ``kept_failing``, and a taker after that
-record posts it only if the thread does not show it.
+A turn that kept failing, or whose Binding is gone, is ended outside the
+machine (``shared.engine``), told the same way: the attempt past the limit,
+or the outcome ``binding_gone`` on a turn not yet done, recorded, says its
+end is being told; its notice is marked with that outcome, and a taker
+after that record posts it only if the thread does not show it.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ function. The thread is Slack's (the stand-in), read back by the taker with
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from shared.firestore import FirestoreDocuments
 from shared.ports import Chat
 from shared.store import SESSIONS
 from tests.a2a.agents import Exchange, ScriptedAgent, result, status_update, task
-from tests.shell.conftest import Shell, make_deps
+from tests.shell.conftest import BINDING, Shell, make_deps
 
 
 class Died(BaseException):
@@ -231,3 +232,55 @@ def test_a_carrier_that_finds_its_turn_stopped_leaves_the_end_to_the_stop(
     assert len(shell.bot_texts(thread)) == 1, shell.bot_texts(thread)
     turn = shell.deps.store.turn(published["turn_id"])
     assert turn is not None and turn.status == "done"
+
+
+GONE = notices.turn_failed(notices.BINDING_GONE)
+
+
+def binding_renamed(shell: Shell) -> Any:
+    """The process's Deps after a deploy that renamed the thread's Binding."""
+    config = shell.deps.config
+    bindings = [b.model_copy(update={"name": f"{BINDING}-renamed"}) for b in config.bindings]
+    return replace(shell.deps, config=config.model_copy(update={"bindings": bindings}))
+
+
+def test_the_binding_gone_notice_posted_then_its_function_killed_shows_once(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    deployed = binding_renamed(shell)
+    chat.after = posts(GONE)  # posted, and the turn never recorded done
+
+    with pytest.raises(Died):
+        handlers.turn_send(deployed, published)
+    assert shell.bot_texts(thread) == [GONE]
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(deployed, published) == "ack"
+    assert shell.bot_texts(thread) == [GONE]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "binding_gone"
+
+
+def test_the_binding_gone_notice_whose_function_dies_before_posting_it_is_still_shown(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    deployed = binding_renamed(shell)
+    chat.before = posts(GONE)  # recorded as being told, then the instance dies
+
+    with pytest.raises(Died):
+        handlers.turn_send(deployed, published)
+    assert shell.bot_texts(thread) == []
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(deployed, published) == "ack"
+    assert shell.bot_texts(thread) == [GONE]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "binding_gone"
