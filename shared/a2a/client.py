@@ -21,7 +21,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import structlog
 
 from shared.a2a import wire
@@ -337,19 +336,17 @@ class AgentClient:
 
     def base_headers(self) -> dict[str, str]:
         """The static headers and the identity header, as on every request."""
-        headers = httpx.Headers(
-            {
-                name: value if isinstance(value, str) else read_secret(value.value_secret_ref.name)
-                for name, value in self.backend.headers.items()
-            }
+        headers = header_dict(
+            (name, value if isinstance(value, str) else read_secret(value.value_secret_ref.name))
+            for name, value in self.backend.headers.items()
         )
         identity = self._binding.identity
         if identity.token_secret_ref is not None:
-            headers["Authorization"] = f"Bearer {read_secret(identity.token_secret_ref.name)}"
+            headers["authorization"] = f"Bearer {read_secret(identity.token_secret_ref.name)}"
         else:
             assert identity.user_id is not None  # the config allows exactly one
-            headers["X-User-Id"] = identity.user_id
-        return dict(headers.items())
+            headers["x-user-id"] = identity.user_id
+        return headers
 
     def _headers(self, message_extensions: Iterable[str]) -> dict[str, str]:
         return request_headers(self.base_headers(), self.card(), message_extensions)
@@ -383,19 +380,34 @@ def request_headers(
         card: The agent's card.
         message_extensions: The extensions the message sent names, if any.
     """
-    headers = httpx.Headers(base)
+    headers = header_dict(base.items())
     if card.protocol_version == "1.0":
-        headers["A2A-Version"] = "1.0"
+        headers["a2a-version"] = "1.0"
     asked = [HITL_EXTENSION] if card.lists_hitl else []
     extensions = list(dict.fromkeys([*asked, *message_extensions]))
     if extensions:
-        headers["A2A-Extensions"] = ", ".join(extensions)
+        headers["a2a-extensions"] = ", ".join(extensions)
         if card.protocol_version == "0.3":
-            headers["X-A2A-Extensions"] = headers["A2A-Extensions"]
+            headers["x-a2a-extensions"] = headers["a2a-extensions"]
     trace = current_trace.get()
     if trace is not None:
-        headers.update(trace.as_headers())
-    return dict(headers.items())
+        for name, value in trace.as_headers().items():
+            headers.pop(name, None)
+            headers[name] = value
+    return headers
+
+
+def header_dict(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Headers by lower-case name, a repeated name's values joined with ", ".
+
+    What ``dict(httpx.Headers(pairs).items())`` gives, without building an
+    ``httpx.Headers`` (bytes per name and value) on every call to an agent.
+    """
+    headers: dict[str, str] = {}
+    for name, value in pairs:
+        key = name.lower()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return headers
 
 
 def _keys(result: Any) -> list[str]:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from shared.core.model import (
     ACTOR_METADATA_KEY,
@@ -156,14 +156,14 @@ _V10_WRAPPERS = {
 
 def event_from_json(result: Any) -> StreamEvent | None:
     """One stream result (1.0 wrapper or 0.3 ``kind``) as a model event; None if unknown."""
-    if not isinstance(result, Mapping):
+    if not _is_mapping(result):
         return None
     kind = result.get("kind")
     if isinstance(kind, str) and kind in _V03_KINDS:
         return _event_of_kind(kind, result)
     for key, wrapped_kind in _V10_WRAPPERS.items():
         inner = result.get(key)
-        if isinstance(inner, Mapping):
+        if _is_mapping(inner):
             return _event_of_kind(wrapped_kind, inner)
     return None
 
@@ -182,7 +182,7 @@ def _event_of_kind(kind: str, obj: Mapping[str, Any]) -> StreamEvent | None:
             metadata=_dict(obj.get("metadata")),
         )
     artifact = obj.get("artifact")
-    if not isinstance(artifact, Mapping):
+    if not _is_mapping(artifact):
         return None
     return ArtifactUpdate(
         task_id=_str(obj.get("taskId")),
@@ -199,17 +199,15 @@ def task_from_json(obj: Any) -> Task | None:
 
     A task without an ``id`` is read with the empty string as its id.
     """
-    if not isinstance(obj, Mapping):
+    if not _is_mapping(obj):
         return None
-    if not isinstance(obj.get("status"), Mapping):
+    if not _is_mapping(obj.get("status")):
         return None
     return Task(
         id=_str(obj.get("id")) or "",
         context_id=_str(obj.get("contextId")),
         status=_status(obj.get("status")),
-        artifacts=tuple(
-            _artifact(a) for a in _list(obj.get("artifacts")) if isinstance(a, Mapping)
-        ),
+        artifacts=tuple(_artifact(a) for a in _list(obj.get("artifacts")) if _is_mapping(a)),
         history=tuple(
             m for m in (message_from_json(h) for h in _list(obj.get("history"))) if m is not None
         ),
@@ -227,7 +225,7 @@ def list_page_from_json(result: Any) -> tuple[list[Task], str | None]:
 
 def message_from_json(obj: Any) -> Message | None:
     """A Message in either spelling; None if ``obj`` is not an object."""
-    if not isinstance(obj, Mapping):
+    if not _is_mapping(obj):
         return None
     return Message(
         role=_role(obj.get("role")),
@@ -291,7 +289,7 @@ def _artifact(obj: Mapping[str, Any]) -> Artifact:
 
 
 def _part(obj: Any) -> Part | None:
-    if not isinstance(obj, Mapping):
+    if not _is_mapping(obj):
         return None
     metadata = _dict(obj.get("metadata"))
     kind = obj.get("kind")
@@ -304,6 +302,11 @@ def _part(obj: Any) -> Part | None:
     return None
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """Whether ``value`` is a Mapping (a dict, as JSON gives, without the ABC's slower check)."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -313,7 +316,7 @@ def _bool(value: Any) -> bool | None:
 
 
 def _dict(value: Any) -> dict[str, Any]:
-    return dict(value) if isinstance(value, Mapping) else {}
+    return dict(value) if _is_mapping(value) else {}
 
 
 def _list(value: Any) -> list[Any]:

@@ -29,7 +29,10 @@ def digest(value: Any) -> str:
 
 
 def _canonical(value: Any) -> Any:
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value  # the most common values first: an ABC check costs more than these
+    if kind is dict or isinstance(value, Mapping):
         return {str(key): _canonical(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_canonical(item) for item in value]
