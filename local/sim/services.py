@@ -319,12 +319,20 @@ class SimDocuments:
         field_name = field
         self._point("query", collection, field_name, read=True)
         found: list[tuple[Any, str, Stored]] = []
-        for key, stored in self.collections.get(collection, {}).items():
-            if field_name not in stored.data:
-                continue
-            have = stored.data[field_name]
-            if _matches(have, op, value):
-                found.append((have if op == "<=" else 0, key, stored))
+        documents = self.collections.get(collection, {})
+        if op == "==":  # the common query, without a call per document
+            kind = type(value)
+            for key, stored in documents.items():
+                have = stored.data.get(field_name, _ABSENT)
+                if have == value and type(have) is kind:
+                    found.append((0, key, stored))
+        else:
+            for key, stored in documents.items():
+                if field_name not in stored.data:
+                    continue
+                have = stored.data[field_name]
+                if _matches(have, op, value):
+                    found.append((have if op == "<=" else 0, key, stored))
         found.sort(key=lambda item: (item[0], item[1]))
         return [stored.copy() for _, _, stored in found[:limit]]
 
@@ -394,6 +402,10 @@ class SimDocuments:
         """A document as stored now, read outside the simulation."""
         stored = self.collections.get(collection, {}).get(key)
         return None if stored is None else stored.data
+
+
+_ABSENT = object()
+"""A field a document does not hold (None is a value)."""
 
 
 def _matches(have: Any, op: str, value: Any) -> bool:

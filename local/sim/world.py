@@ -163,7 +163,7 @@ class World:
         """Whether the fault at ``site`` fires now (drawn from the site's own stream)."""
         if probability <= 0.0 or not self.faults_on:
             return False
-        draws = self._draws(site, entity)
+        draws = self._sites.get((site, entity)) or self._draws(site, entity)
         occurrence = draws.count
         if draws.random() >= probability:
             return False
@@ -180,7 +180,7 @@ class World:
         """Which one of several faults at one point fires now, if any (one draw for all)."""
         if not self.faults_on:
             return None
-        draws = self._draws(site, entity)
+        draws = self._sites.get((site, entity)) or self._draws(site, entity)
         occurrence = draws.count
         roll = draws.random()
         for name, probability in faults:
@@ -195,11 +195,9 @@ class World:
         return None
 
     def _draws(self, site: str, entity: str) -> Draws:
-        key = (site, entity)
-        draws = self._sites.get(key)
-        if draws is None:
-            draws = Draws(stream_seed(self.seed, "fault/" + site, entity))
-            self._sites[key] = draws
+        """A site's draws, started when first asked (a Draws is always true)."""
+        draws = Draws(stream_seed(self.seed, "fault/" + site, entity))
+        self._sites[(site, entity)] = draws
         return draws
 
     def record(self) -> int:
