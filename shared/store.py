@@ -480,9 +480,13 @@ def _fields(record: Turn | Session) -> dict[str, Any]:
 
 def _turn(data: dict[str, Any]) -> Turn:
     fields = Turn.__dataclass_fields__
+    if data.keys() <= fields.keys():  # no field of another version: no filtered copy
+        return Turn(**data)
     return Turn(**{k: v for k, v in data.items() if k in fields})
 
 
 def _session(data: dict[str, Any]) -> Session:
     fields = Session.__dataclass_fields__
+    if data.keys() <= fields.keys():
+        return Session(**data)
     return Session(**{k: v for k, v in data.items() if k in fields})
