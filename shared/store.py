@@ -99,9 +99,11 @@ class Turn:
     """JSON of the carrying function's checkpoint, when small (see shared.checkpoint)."""
     checkpoint_parts: dict[str, Any] | None = None
     """Where the parts of a larger checkpoint are (see shared.checkpoint)."""
-    shown_steps: dict[str, str] = field(default_factory=dict)
-    """Steps the reply shows, or may show, final: call ID to the message's ts, written
-    before each Slack call that shows one (see ``shared.slack.pacing``)."""
+    shown_steps: dict[str, Any] = field(default_factory=dict)
+    """Steps the reply shows, or may show: call ID to the message's ts and the step's
+    update as shown (running, final or closed to continue; a ts alone, written by the
+    release before: shown final), written before each Slack call that shows one anew
+    (see ``shared.core.step_cards.Shown``)."""
     created_at: datetime | None = None
     started_at: datetime | None = None
     """When a function first carried it (a stop pressed before is for the turn before it)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
@@ -49,7 +49,7 @@ class Carried:
         checkpoint: Checkpoint,
         answering: OpenQuestion | None,
         timings: TurnTimings,
-        shown_steps: dict[str, str],
+        shown_steps: dict[str, Any],
         taken_over: bool,
     ) -> None:
         """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view."""
@@ -91,7 +91,7 @@ def new_reply(
     turn: Turn,
     chat: Chat,
     status: ThreadStatus,
-    keep_shown_steps: Callable[[dict[str, str]], None] | None = None,
+    keep_shown_steps: Callable[[dict[str, Any]], None] | None = None,
 ) -> ThreadReply:
     """A new reply of ``turn`` in its thread, through ``chat``.
 

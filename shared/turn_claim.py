@@ -66,7 +66,7 @@ class TurnClaim:
         """Write the turn's document under this function's fencing token; its fields as written."""
         return self.store.write_turn(self.turn.id, self.session.generation, **fields)
 
-    def keep_shown_steps(self, shown: dict[str, str]) -> None:
+    def keep_shown_steps(self, shown: dict[str, Any]) -> None:
         """Write the tool steps the turn's reply has shown (``ThreadReply``'s ``keep_shown_steps``)."""
         self.write_turn(shown_steps=shown)
 

@@ -13,13 +13,20 @@ The adapter makes the titles, details and outputs safe for Slack before it
 hands them in.
 
 The steps are plain JSON (``to_state``/``from_state``), part of the reply's
-checkpoint.
+checkpoint. Before each Slack call that shows a step, the reply keeps on the
+turn where and as which update (``Shown``; ``Turn.shown_steps``), so that a
+function taking over from one that died after the call, before its next
+checkpoint, knows what that one showed (``shared.slack.pacing``). A step it
+showed final keeps that state there (``taken_over``): it was the step's
+first result, and one read again changes nothing. A record written by the
+release before this one is a ts alone: shown final there, state unknown.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from shared.core.redaction import redact
@@ -31,6 +38,11 @@ TaskUpdate = dict[str, Any]
 
 RUNNING = "in_progress"
 """Slack's status of a step that has no result yet."""
+FINAL = ("complete", "error")
+CONTINUED = "continued in the next message"
+"""A running step's output in a streamed message a rollover stopped."""
+CONTINUED_BELOW = "continued below"
+"""A running step's output in the stream stopped when the reply fell back to posted messages."""
 SUMMARY_CHARS = 200
 
 
@@ -53,20 +65,89 @@ def task_update(call_id: str, step: Step) -> TaskUpdate:
     return chunk
 
 
+@dataclass(frozen=True)
+class Shown:
+    """Where a step's card shows, and in which state (a record of ``Turn.shown_steps``)."""
+
+    ts: str
+    """The message's ts (``NEW_MESSAGE``, "", while Slack has not answered it)."""
+    update: TaskUpdate | None = None
+    """The ``task_update`` it shows; None in a record of the release before this one."""
+
+    @property
+    def final(self) -> bool:
+        """Whether it shows the step final (a record of the release before: always)."""
+        return self.update is None or is_final(self.update)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON (a record of the release before this one was the ts alone)."""
+        return {"ts": self.ts, "update": self.update}
+
+
+def read_shown(record: Mapping[str, Any]) -> dict[str, Shown]:
+    """The steps a record says are shown: call ID to ``Shown`` (or to a ts alone: final)."""
+    return {
+        key: Shown(value) if isinstance(value, str) else Shown(value["ts"], value.get("update"))
+        for key, value in record.items()
+    }
+
+
+def shown_json(shown: Mapping[str, Shown]) -> dict[str, Any]:
+    """The record of ``shown``, to keep durably (``read_shown`` reads it back)."""
+    return {key: value.to_json() for key, value in shown.items()}
+
+
+def is_final(update: TaskUpdate) -> bool:
+    """A step's ``task_update`` in its final state (not closed to continue elsewhere)."""
+    return (
+        update["type"] == "task_update"
+        and update["status"] in FINAL
+        and update.get("output") not in (CONTINUED, CONTINUED_BELOW)
+    )
+
+
 class StepCards:
     """The steps of one reply, by call ID, as their cards show them."""
 
     def __init__(self, steps: Mapping[str, Step] | None = None) -> None:
         self.steps: dict[str, Step] = {key: dict(step) for key, step in (steps or {}).items()}
+        self.settled: set[str] = set()
+        """Steps a function that died showed final (``taken_over``): nothing changes them."""
 
-    def start(self, call_id: str, title: str, details: str) -> None:
-        """A tool call began: its step shows running."""
+    def start(self, call_id: str, title: str, details: str) -> bool:
+        """A tool call began: its step shows running. False: it shows final already (taken over)."""
+        if call_id in self.settled:
+            return False
         self.steps[call_id] = {"title": title, "status": RUNNING, "details": details or None}
+        return True
 
-    def finish(self, call_id: str, title: str, ok: bool, output: str) -> None:
-        """A tool call returned (or failed): its step is done (one never started, too)."""
+    def finish(self, call_id: str, title: str, ok: bool, output: str) -> bool:
+        """A tool call returned (or failed): its step is done (one never started, too).
+
+        False when a function that died showed it final already: a step shows its
+        first result (in one function, ``shared.core.tool_steps`` finishes it once).
+        """
+        if call_id in self.settled:
+            return False
         step = self.steps.setdefault(call_id, {"title": title, "details": None})
         step.update(status="complete" if ok else "error", output=output or None)
+        return True
+
+    def taken_over(self, shown: Mapping[str, Shown]) -> None:
+        """A function that died showed these steps final: each keeps the state it showed.
+
+        That was the step's first result; one read again later changes nothing.
+        """
+        for key, where in shown.items():
+            if where.update is not None and where.final:
+                update = where.update
+                self.settled.add(key)
+                self.steps[key] = {
+                    "title": update["title"],
+                    "status": update["status"],
+                    "details": update.get("details"),
+                    "output": update.get("output"),
+                }
 
     def close_unfinished(self, status: str, output: str) -> None:
         """Each step still running ends as ``status``, with ``output`` (the reply ends)."""

@@ -25,15 +25,20 @@ makes the Slack calls it names and reports what Slack took.
   again, running, in the new one (``carry``). When Slack refuses a message
   as too long, messages are kept shorter from then on (``shrink``).
 
-- *Steps shown once.* Before a call shows a step in its final state, the
-  reply records where (``shown_final``, kept durably by the caller before
-  the call): a function that dies after the call and before its next
-  checkpoint leaves a step the function taking over cannot see. That one
-  then shows such a step only in the same message (where Slack updates the
-  card in place), never in another, and does not carry it over to a new
-  message still running. A step is thus shown at most once, even when the
-  function died between recording and calling (the step's card is then
-  missing, as the contract accepts for an answer lost the same way).
+- *Steps shown once.* Before a call shows a step, the reply records where
+  and as which ``task_update`` (``shown``, kept durably by the caller before
+  the call; ``shared.core.step_cards.Shown``): a function that dies after
+  the call and before its next checkpoint leaves a step the function taking
+  over cannot see (``taken_over``). That one shows a step recorded final
+  only in the same message (where Slack updates the card in place), never
+  in another, and does not carry it over to a new message still running;
+  in its open stream it shows the recorded state again, since that call
+  may not have been made. A step recorded running in its open stream is
+  closed there when it stops; one recorded closed to continue elsewhere
+  says that the function stopped the stream, and the taker does the same.
+  A step recorded in a new message whose ts no checkpoint kept is shown in
+  the next message (that message was not posted, or it was and shows the
+  text again too).
 
 The pacer's state is plain JSON (``to_state``/``from_state``) and is part of
 the turn's checkpoint, so a function taking the turn over continues the same
@@ -46,6 +51,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from shared.core.step_cards import (
+    CONTINUED,
+    RUNNING,
+    Shown,
+    is_final,
+    read_shown,
+    shown_json,
+)
 from shared.slack.markdown import cut_point, seam
 
 Chunk = dict[str, Any]
@@ -57,10 +70,6 @@ SEAM_ROOM = 100
 """Room kept in a message for the fences that close and re-open a code block."""
 MIN_MESSAGE_CHARS = 200
 MAX_CHUNKS_PER_CALL = 40
-CONTINUED = "continued in the next message"
-"""A running step's output in the message a rollover stopped."""
-CONTINUED_BELOW = "continued below"
-"""A running step's output in the stream stopped when the reply fell back to posted messages."""
 NEW_MESSAGE = ""
 """Where ``shown_final`` puts a step shown in a message whose ts Slack has not answered yet."""
 
@@ -167,8 +176,8 @@ class StreamPacer:
         """When Slack last took a batch (not kept in checkpoints: a new function sends at once)."""
         self.interval = limits.stream_interval
         """Seconds between batches: longer while more streams share the workspace's appends."""
-        self.shown_final: dict[str, str] = {}
-        """Steps Slack shows, or may show, in their final state: call ID to the message's ts."""
+        self.shown: dict[str, Shown] = {}
+        """Steps Slack shows, or may show: where, and as which update (kept durably)."""
 
     # Filling the queue ----------------------------------------------------------
 
@@ -185,20 +194,54 @@ class StreamPacer:
         """Queue a step's ``task_update``."""
         self.queue.append(chunk)
 
-    def taken_over(self, shown_final: Mapping[str, str]) -> None:
-        """A function that died may have shown these steps final: never show them elsewhere."""
-        self.shown_final.update(shown_final)
+    def taken_over(self, shown: Mapping[str, Shown], stream: str | None) -> str | None:
+        """A function that died may have shown these steps final: never show them elsewhere.
+
+        A step it showed final in the open stream, message ``stream``, is shown
+        there again as it showed it (its call may have failed, or not been made).
+        One it was showing in a new message whose ts it never kept was not shown
+        (a message it began and never checkpointed would show its text twice
+        too): it is shown as it would have been, in the next message, unless
+        the checkpoint knows where it shows. A step it showed running in the
+        open stream is closed there when that stops.
+
+        Returns how it closed a step in the open stream to go on elsewhere
+        (``CONTINUED``, ``CONTINUED_BELOW``): it stopped that stream. None: it did not.
+        """
+        closed = None
+        for key, where in shown.items():
+            if where.update is not None and where.update["status"] == RUNNING:
+                if where.ts == stream and stream is not None:
+                    self.running.setdefault(key, where.update)
+                continue
+            if not where.final:
+                if where.ts == stream and stream is not None and where.update is not None:
+                    closed = where.update.get("output")
+                    running = {k: v for k, v in where.update.items() if k != "output"}
+                    self.running.setdefault(key, {**running, "status": RUNNING})
+                continue
+            known = self._where(key)
+            if where.ts != NEW_MESSAGE:
+                self.shown[key] = where
+            if where.update is not None and (
+                where.ts == stream or (where.ts == NEW_MESSAGE and known is None)
+            ):
+                self.queue.append(where.update)
         self.carry = [chunk for chunk in self.carry if not self._shown_elsewhere(chunk, None)]
+        return closed
 
     def take_back_text(self) -> None:
         """Drop the queued text (no text went out yet, and the answer changed)."""
         self.queue = [chunk for chunk in self.queue if chunk["type"] != "markdown_text"]
 
     def abandon(self) -> set[str]:
-        """Streaming ends for good: empty the queue; the steps not yet shown as they stand."""
+        """Streaming ends for good: empty the queue; the steps not yet shown as they stand.
+
+        A step a message shows (or may show) final is not among them.
+        """
         moved = {chunk["id"] for chunk in self.queue + self.carry if chunk["type"] == "task_update"}
         self.queue, self.carry = [], []
-        return moved | set(self.running)
+        return {key for key in moved | set(self.running) if self._where(key) is None}
 
     # Deciding -------------------------------------------------------------------
 
@@ -247,32 +290,38 @@ class StreamPacer:
 
     def _shown_elsewhere(self, chunk: Chunk, stream: OpenStream | None) -> bool:
         """Whether ``chunk`` is a step another message may show final already."""
-        where = (
-            self.shown_final.get(chunk.get("id", "")) if chunk["type"] == "task_update" else None
-        )
+        where = self._where(chunk["id"]) if chunk["type"] == "task_update" else None
         return where is not None and (stream is None or where != stream.ts)
 
-    def showing_final(self, chunks: list[Chunk], ts: str) -> dict[str, str] | None:
+    def _where(self, call_id: str) -> str | None:
+        """The message that shows (or may show) the step final, if any."""
+        shown = self.shown.get(call_id)
+        return shown.ts if shown is not None and shown.final else None
+
+    def showing(self, chunks: list[Chunk], ts: str) -> dict[str, Any] | None:
         """Before a call shows ``chunks`` in message ``ts``: the steps it shows final anew.
 
-        Returns every step shown final so far (to keep durably before the
-        call), or None when the call shows no step final for the first time.
+        Returns the record of every step shown final so far (to keep durably
+        before the call), or None when the call shows no step final anew.
         """
         new = {
-            chunk["id"]: ts
+            chunk["id"]: Shown(ts, chunk)
             for chunk in chunks
-            if _is_final(chunk) and self.shown_final.get(chunk["id"]) != ts
+            if chunk["type"] == "task_update"
+            and self.shown.get(chunk["id"]) != Shown(ts, chunk)
+            and (is_final(chunk) or self._where(chunk["id"]) is None)
         }
         if not new:
             return None
-        self.shown_final.update(new)
-        return dict(self.shown_final)
+        self.shown.update(new)
+        return shown_json(self.shown)
 
     def started(self, ts: str) -> None:
-        """Slack answered the new message's ts: its steps are shown there."""
-        for call_id, where in self.shown_final.items():
-            if where == NEW_MESSAGE:
-                self.shown_final[call_id] = ts
+        """Slack answered the new message's ts: its steps are shown there (the
+        checkpoint that follows a new message keeps it)."""
+        for key, where in self.shown.items():
+            if where.ts == NEW_MESSAGE:
+                self.shown[key] = Shown(ts, where.update)
 
     # What Slack took --------------------------------------------------------------
 
@@ -313,7 +362,7 @@ class StreamPacer:
         message starts with those steps running and the code block opened again.
         """
         closing, opening = seam(stream.text)
-        running = [chunk for chunk in self.running.values() if chunk["id"] not in self.shown_final]
+        running = [chunk for chunk in self.running.values() if self._where(chunk["id"]) is None]
         stop = self.stop(stream.ts, closing, CONTINUED)
         self.carry = running + ([text_chunk(opening)] if opening else [])
         return stop
@@ -330,14 +379,14 @@ class StreamPacer:
         finals = [
             chunk
             for chunk in self.queue
-            if chunk["type"] == "task_update" and self.shown_final.get(chunk["id"]) == ts
+            if chunk["type"] == "task_update" and self._where(chunk["id"]) == ts
         ]
         if finals:
             self.queue = [chunk for chunk in self.queue if all(chunk is not f for f in finals)]
         closed = [
             {**chunk, "status": status, **({"output": output} if output else {})}
             for chunk in self.running.values()
-            if self.shown_final.get(chunk["id"]) != ts
+            if self._where(chunk["id"]) != ts
         ]
         self.running = {}
         return Stop(closing, finals + closed)
@@ -362,7 +411,7 @@ class StreamPacer:
             "carry": list(self.carry),
             "running": dict(self.running),
             "room": self.room,
-            "shown_final": dict(self.shown_final),
+            "shown_final": shown_json(self.shown),
         }
 
     @classmethod
@@ -373,17 +422,8 @@ class StreamPacer:
         pacer.carry = list(state["carry"])
         pacer.running = dict(state["running"])
         pacer.room = state["room"]
-        pacer.shown_final = dict(state.get("shown_final") or {})
+        pacer.shown = read_shown(state.get("shown_final") or {})
         return pacer
-
-
-def _is_final(chunk: Chunk) -> bool:
-    """A step's ``task_update`` in its final state (not closed to continue elsewhere)."""
-    return (
-        chunk["type"] == "task_update"
-        and chunk["status"] in ("complete", "error")
-        and chunk.get("output") not in (CONTINUED, CONTINUED_BELOW)
-    )
 
 
 def text_chunk(text: str) -> Chunk:

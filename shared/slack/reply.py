@@ -66,13 +66,21 @@ from slack_sdk.errors import SlackApiError
 
 from shared.core import notices
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
-from shared.core.step_cards import StepCards, summarize, task_update
+from shared.core.step_cards import (
+    CONTINUED_BELOW,
+    Shown,
+    StepCards,
+    is_final,
+    read_shown,
+    shown_json,
+    summarize,
+    task_update,
+)
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.layout import EMPTIED, FallbackLayout, Message, Write
 from shared.slack.markdown import MarkdownStream, neutralise
 from shared.slack.pacing import (
-    CONTINUED_BELOW,
     NEW_MESSAGE,
     Append,
     Chunk,
@@ -117,7 +125,7 @@ class ThreadReply:
         runtime: Runtime,
         status: ThreadStatus,
         limits: ReplyLimits = DEFAULT_LIMITS,
-        keep_shown_steps: Callable[[dict[str, str]], None] | None = None,
+        keep_shown_steps: Callable[[dict[str, Any]], None] | None = None,
         budget: WorkspaceBudget | None = None,
     ) -> None:
         """Start an empty reply.
@@ -135,9 +143,9 @@ class ThreadReply:
             status: The thread's status in Slack (the older status line
                 where agent sessions are refused).
             limits: When to roll over and how often to call Slack.
-            keep_shown_steps: Keeps, durably, which steps the reply shows
-                final and where (``StreamPacer.shown_final``); called before
-                each Slack call that shows a step final for the first time.
+            keep_shown_steps: Keeps, durably, which steps the reply shows,
+                where, and as which update (``StreamPacer.shown``); called
+                before each Slack call that shows a step anew.
             budget: The workspace's Slack budget, shared with every other
                 reply (``shared.slack.tiers``): when a stream may start and
                 stop, and how often it may append. None: no budget but Slack's.
@@ -232,16 +240,16 @@ class ThreadReply:
         """A tool call began: its step shows, running."""
         with self._lock:
             self._raise_failure()
-            self._steps.start(call_id, neutralise(name), neutralise(details))
-            self._show_step(call_id)
+            if self._steps.start(call_id, neutralise(name), neutralise(details)):
+                self._show_step(call_id)
             self._pump()
 
     def step_finished(self, call_id: str, name: str, ok: bool, output: str) -> None:
         """A tool call returned (or failed): its step is done."""
         with self._lock:
             self._raise_failure()
-            self._steps.finish(call_id, neutralise(name), ok, neutralise(output))
-            self._show_step(call_id)
+            if self._steps.finish(call_id, neutralise(name), ok, neutralise(output)):
+                self._show_step(call_id)
             self._pump()
 
     def notice(
@@ -405,7 +413,7 @@ class ThreadReply:
         self,
         state: dict[str, Any],
         taken_over: bool = False,
-        shown_steps: Mapping[str, str] | None = None,
+        shown_steps: Mapping[str, Any] | None = None,
     ) -> None:
         """Continue a reply that another function began (and do what is due by now).
 
@@ -416,15 +424,20 @@ class ThreadReply:
                 sent again, and each message is written whole (a stream's once it
                 stops), so that it shows each part once.
             shown_steps: What ``keep_shown_steps`` kept last: steps a function
-                that died may have shown final after it saved ``state``.
+                that died may have shown final after it saved ``state``. Each
+                keeps the state it showed (``StepCards.taken_over``), shown again
+                where the open stream may show it (``StreamPacer.taken_over``).
         """
         with self._lock:
             self._answer = state["answer"]
             self._markdown = MarkdownStream.from_state(state["markdown"])
             self._pacer = StreamPacer.from_state(state, self._limits)
-            self._pacer.taken_over(shown_steps or {})
             self._layout = FallbackLayout.from_state(state["messages"], self._limits)
             self._steps = StepCards.from_state(state["steps"])
+            shown = read_shown(shown_steps or {})
+            self._steps.taken_over(shown)
+            stream = self._layout.stream()
+            closed = self._pacer.taken_over(shown, None if stream is None else stream.ts)
             self._fallback = state["fallback"]
             self._status_at = state["status_at"]
             self._open_until = state.get("open_until")
@@ -437,6 +450,10 @@ class ThreadReply:
                     for message in self._layout.messages:
                         if message.streamed and not message.streaming:
                             self._rewrite(message)
+            if stream is not None and closed == CONTINUED_BELOW:
+                self._fall_back()  # as the function that died did, after it stopped the stream
+            elif stream is not None and closed is not None:
+                self._roll_over(stream)  # as the function that died did
             self._pump()
 
     # Scheduling -----------------------------------------------------------------
@@ -570,7 +587,7 @@ class ThreadReply:
                 **self._recipient,
             )
         except SlackApiError as error:
-            self._pacer.shown_final = before
+            self._unshow(before)
             code = error.response.get("error")
             if code == "msg_too_long":
                 self._shrink_room(call.size // 2, error)
@@ -599,7 +616,7 @@ class ThreadReply:
         try:
             self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=call.batch)
         except SlackApiError as error:
-            self._pacer.shown_final = before
+            self._unshow(before)
             code = error.response.get("error")
             if code in STREAM_GONE:
                 self._roll_over(stream, already_cut=True)
@@ -613,13 +630,19 @@ class ThreadReply:
         stream.content += call.size
         self._pacer.sent(call, self._clock.time())
 
-    def _showing(self, chunks: list[Chunk], ts: str) -> dict[str, str]:
+    def _showing(self, chunks: list[Chunk], ts: str) -> dict[str, Shown]:
         """Before a call: keep where it shows steps final. Returns the record before it."""
-        before = dict(self._pacer.shown_final)
-        shown = self._pacer.showing_final(chunks, ts)
+        before = dict(self._pacer.shown)
+        shown = self._pacer.showing(chunks, ts)
         if shown is not None and self._keep_shown_steps is not None:
             self._keep_shown_steps(shown)
         return before
+
+    def _unshow(self, before: dict[str, Shown]) -> None:
+        """Slack refused the call: the record is again what it was before it."""
+        if before != self._pacer.shown and self._keep_shown_steps is not None:
+            self._keep_shown_steps(shown_json(before))
+        self._pacer.shown = before
 
     def _shrink_room(self, room: int, error: SlackApiError) -> None:
         """Slack refused a message this long: keep messages shorter from now on."""
@@ -714,6 +737,8 @@ class ThreadReply:
 
     def _write(self, write: Write) -> None:
         ts = write.message.ts
+        cards = [task_update(key, self._steps.steps[key]) for key, _ in write.message.cards]
+        self._showing([card for card in cards if is_final(card)], ts or NEW_MESSAGE)
         if ts:
             self._client.chat_update(channel=self._channel, ts=ts, **write.fields)
         else:
@@ -721,5 +746,6 @@ class ThreadReply:
                 channel=self._channel, thread_ts=self._thread_ts, **write.fields
             )
             ts = str(answer["ts"])
+            self._pacer.started(ts)
             self._status_at = None
         self._layout.wrote(write, ts, self._clock.time())

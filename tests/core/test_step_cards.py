@@ -12,7 +12,18 @@ from typing import Any
 
 import pytest
 
-from shared.core.step_cards import RUNNING, StepCards, summarize, task_update
+from shared.core.step_cards import (
+    CONTINUED,
+    CONTINUED_BELOW,
+    RUNNING,
+    Shown,
+    StepCards,
+    is_final,
+    read_shown,
+    shown_json,
+    summarize,
+    task_update,
+)
 
 Event = tuple[Any, ...]
 
@@ -93,3 +104,47 @@ def test_a_summary_is_one_short_line_without_secrets() -> None:
     assert summarize({"q": 1}) == '{"q": 1}'
     assert summarize("x" * 300, limit=10) == "x" * 9 + "…"
     assert "hunter2" not in summarize({"password": "hunter2"})
+
+
+# Across a take-over -------------------------------------------------------------
+
+
+SHOWN_FINAL = {
+    "type": "task_update",
+    "id": "c1",
+    "title": "search",
+    "status": "error",
+    "output": "A",
+}
+SHOWN_RUNNING = {"type": "task_update", "id": "c2", "title": "fetch", "status": RUNNING}
+
+
+def test_a_step_a_function_that_died_showed_final_keeps_that_state() -> None:
+    record = {
+        "c1": {"ts": "1.0", "update": SHOWN_FINAL},
+        "c2": {"ts": "1.0", "update": SHOWN_RUNNING},
+        "c3": "0.5",  # the record of the release before: the ts alone
+    }
+    shown = read_shown(json.loads(json.dumps(record)))
+    assert shown == {
+        "c1": Shown("1.0", SHOWN_FINAL),
+        "c2": Shown("1.0", SHOWN_RUNNING),
+        "c3": Shown("0.5"),
+    }
+    assert [shown[key].final for key in ("c1", "c2", "c3")] == [True, False, True]
+    assert read_shown(shown_json(shown)) == {**shown, "c3": Shown("0.5", None)}
+    cards = StepCards()
+    cards.start("c1", "search", "")
+    cards.taken_over(shown)
+    assert task_update("c1", cards.steps["c1"]) == SHOWN_FINAL
+    assert not cards.finish("c1", "search", True, "B")  # its first result was the one shown
+    assert not cards.start("c1", "search", "")  # nor is it shown running again
+    assert task_update("c1", cards.steps["c1"]) == SHOWN_FINAL
+    assert "c2" not in cards.steps  # running: its call shows it again when it comes
+
+
+def test_a_step_closed_to_continue_elsewhere_is_not_final() -> None:
+    closed = {**SHOWN_RUNNING, "status": "complete", "output": CONTINUED}
+    assert not is_final(closed)
+    assert not is_final({**closed, "output": CONTINUED_BELOW})
+    assert is_final(SHOWN_FINAL)

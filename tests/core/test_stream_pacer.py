@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from shared.core.step_cards import CONTINUED, Shown
 from shared.slack.pacing import (
-    CONTINUED,
     NEW_MESSAGE,
     Append,
     Chunk,
@@ -202,20 +202,26 @@ def final(call_id: str) -> Chunk:
     return step(call_id, "complete")
 
 
-def test_a_call_that_shows_a_step_final_says_so_before_it_is_made() -> None:
+def record(**where: tuple[str, Chunk | None]) -> dict[str, Shown]:
+    return {key: Shown(ts, update) for key, (ts, update) in where.items()}
+
+
+def test_a_call_that_shows_a_step_says_where_and_as_what_before_it_is_made() -> None:
     pacer = StreamPacer(LIMITS)
-    assert pacer.showing_final([step("c1")], "1.0") is None  # running: nothing to keep
-    assert pacer.showing_final([final("c1")], NEW_MESSAGE) == {"c1": NEW_MESSAGE}
-    assert pacer.showing_final([final("c1")], NEW_MESSAGE) is None  # kept already
-    pacer.started("2.0")  # Slack answered the new message's ts
-    assert pacer.shown_final == {"c1": "2.0"}
-    closed = {**step("c2"), "status": "complete", "output": CONTINUED}
-    assert pacer.showing_final([closed], "2.0") is None  # closed to continue: not final
+    kept = pacer.showing([step("c1")], "1.0")  # running: kept, to close it there after a take-over
+    assert kept == {"c1": {"ts": "1.0", "update": step("c1")}}
+    assert pacer.showing([step("c1")], "1.0") is None  # kept already
+    assert pacer.showing([final("c1")], NEW_MESSAGE) == {
+        "c1": {"ts": NEW_MESSAGE, "update": final("c1")}
+    }
+    pacer.started("2.0")
+    assert pacer.shown == {"c1": Shown("2.0", final("c1"))}
+    assert pacer.showing([step("c1")], "3.0") is None  # shown final: never running again
 
 
 def test_after_a_take_over_a_step_shown_final_goes_only_to_the_message_that_may_show_it() -> None:
     pacer = StreamPacer(LIMITS)
-    pacer.taken_over({"c1": "1.0"})
+    pacer.taken_over(record(c1=("1.0", None)), "1.0")  # a record of the release before
     pacer.add_step(final("c1"))
     pacer.add_text("more")
     young = Stream(0.0, "text", ts="1.0")
@@ -223,7 +229,7 @@ def test_after_a_take_over_a_step_shown_final_goes_only_to_the_message_that_may_
     assert call == Append([final("c1"), text_chunk("more")], 4)  # the same card, updated
 
     pacer = StreamPacer(LIMITS)
-    pacer.taken_over({"c1": "1.0"})
+    pacer.taken_over(record(c1=("1.0", None)), None)
     pacer.add_step(final("c1"))
     pacer.add_text("more")
     assert pacer.next_call(None, now=10.0) == Start(
@@ -231,10 +237,36 @@ def test_after_a_take_over_a_step_shown_final_goes_only_to_the_message_that_may_
     )  # never in another message
 
 
+def test_after_a_take_over_a_step_shown_final_in_the_open_stream_is_shown_there_again() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.taken_over(record(c1=("1.0", final("c1")), c2=("0.5", final("c2"))), "1.0")
+    assert pacer.queue == [final("c1")]  # its call may have failed: shown again, in place
+    assert pacer.next_call(Stream(0.0, "text", ts="1.0"), now=10.0) == Append([final("c1")], 0)
+
+
+def test_after_a_take_over_a_step_shown_in_a_message_never_kept_is_shown_in_the_next() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.taken_over(record(c1=(NEW_MESSAGE, final("c1"))), None)
+    assert pacer.queue == [final("c1")]
+    pacer = StreamPacer.from_state(
+        {**StreamPacer(LIMITS).to_state(), "shown_final": {"c1": "2.0"}}, LIMITS
+    )
+    pacer.taken_over(record(c1=(NEW_MESSAGE, final("c1"))), None)
+    assert pacer.queue == []  # the checkpoint knows where it shows
+
+
+def test_after_a_take_over_a_step_shown_running_in_the_open_stream_is_closed_there() -> None:
+    pacer = StreamPacer(LIMITS)
+    pacer.taken_over(record(c1=("1.0", step("c1")), c2=("0.5", step("c2"))), "1.0")
+    stop = pacer.roll_over(Stream(0.0, "text", ts="1.0"))
+    assert stop.steps == [{**step("c1"), "status": "complete", "output": CONTINUED}]
+    assert pacer.carry == [step("c1")]
+
+
 def test_a_rollover_after_a_take_over_leaves_a_step_shown_final_where_it_is() -> None:
     pacer = StreamPacer(LIMITS)
     pacer.running = {"c1": step("c1"), "c2": step("c2"), "c3": step("c3")}
-    pacer.taken_over({"c1": "1.0", "c2": "1.0"})
+    pacer.taken_over(record(c1=("1.0", None), c2=("1.0", None)), "1.0")
     pacer.add_step(final("c2"))  # its result, read again by the function taking over
     stop = pacer.roll_over(Stream(0.0, "text", ts="1.0"))
     assert stop.steps == [

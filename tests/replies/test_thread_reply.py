@@ -708,3 +708,46 @@ def test_a_step_with_no_result_when_the_task_pauses_waits_for_the_answer(
     [card] = message.tasks
     assert (card.status, card.output) == ("complete", notices.STEP_WAITS_FOR_ANSWER)
     assert not card.left_unfinished
+
+
+def test_a_step_a_function_that_died_showed_running_is_closed_where_it_showed(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # Seed 272: a step shows running after the last checkpoint, and its function dies. The
+    # function taking over finds the stream too old and rolls it over: the step, which its
+    # checkpoint does not know, must not be left running in the stopped message.
+    kept: dict[str, object] = {}
+    limits = ReplyLimits(stream_interval=0.05, update_interval=1.0, stream_seconds=1.0)
+    first = ThreadReply(
+        slack,
+        CHANNEL,
+        thread_ts,
+        "U0ALICE",
+        "T0KOURIER",
+        clock=SystemClock(),
+        runtime=ThreadRuntime(),
+        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
+        limits=limits,
+        keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
+    )
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", text("Part one:\n"))])
+    first.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+    play(first, assembler, [chunk("answer", call("call-1", "slow"), append=True)])
+    first.suspend()  # shown running, after the checkpoint
+    first.close()  # and its function dies
+    time.sleep(1.1)
+
+    second = new_reply(slack, thread_ts, limits)
+    second.restore(state["slack"], taken_over=True, shown_steps=kept)  # too old: rolled over
+    assembler = ReplyAssembler.from_state(state["reply"])
+    play(second, assembler, [chunk("answer", text("part two."), append=True)])
+    second.show(assembler.finish())
+    second.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert cards(messages) == [
+        ("call-1", "slow", "complete"),  # closed as continued in the next message
+        ("call-1", "slow", "error"),  # no result came
+    ]

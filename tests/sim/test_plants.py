@@ -11,10 +11,12 @@ import pytest
 from local.sim.plants import PLANTS, Plant
 from local.sim.run import Result, first_catch
 
-PLANT_BUDGET = 160
+PLANT_BUDGET = 240
 """Histories each plant may take. Most are caught within 20; P12 (a result before its call,
 rare in the workload) was caught at seed 20 by a divergence elsewhere in the thread, and since
-stop presses joined the workload, at seed 134: a plant caught early costs nothing more."""
+stop presses joined the workload, at seed 134; P14 (a Slack retry after a failed hand-off)
+at seed 35, and at seed 222 since each step's card is kept on the turn as it is shown (more
+writes of the turn move the faults a seed draws): a plant caught early costs nothing more."""
 _baseline: dict[int, Result] = {}
 
 
