@@ -38,7 +38,7 @@ import structlog
 from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable, Superseded
-from shared.ports import Clock, Create, Documents, Snapshot, Update, Write
+from shared.ports import Clock, Create, Documents, Snapshot, Write
 
 log = structlog.get_logger()
 
