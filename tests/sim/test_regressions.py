@@ -35,6 +35,10 @@ Seeds 178, 262 and 1781 were the oracle's: it took a dead carrier's read as
 kept when a write of the turn at the same microsecond came before it, or when
 its last write after it stored no checkpoint (its shown steps); they pass since
 the oracle orders reads and writes by their place and counts checkpoints only.
+Seeds 4979 (a stopped turn sent to the agent after the next one, by a carrier that
+waited out a 429 on users.info), 5877 (a streamed message the dead carrier edited
+after its last checkpoint, kept by the taker) and 8437 (the cancel notice told
+again after a Slack 5xx), found in seeds 3001..10000, failed on main at 69f2d47.
 """
 
 from __future__ import annotations
@@ -199,6 +203,24 @@ FINDINGS = [
         "S3 text",
         "C0SIM2-1700000162.561057",
         id="oracle-a-write-of-shown-steps-keeps-no-read",
+    ),
+    pytest.param(
+        4979,
+        "S2 order",
+        "C0SIM3-1700000203.418353",
+        id="S2-a-stopped-turn-sent-after-its-authors-name-was-looked-up",
+    ),
+    pytest.param(
+        5877,
+        "S3 text",
+        "C0SIM1-1700000077.844140",
+        id="S3-a-streamed-message-edited-after-the-last-checkpoint",
+    ),
+    pytest.param(
+        8437,
+        "S6 notice twice",
+        "C0SIM2-1700000464.276733",
+        id="S6-a-cancel-notice-told-again-after-a-slack-5xx",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
