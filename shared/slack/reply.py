@@ -79,7 +79,7 @@ from shared.core.step_cards import (
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.layout import EMPTIED, FallbackLayout, Message, Write
-from shared.slack.markdown import MarkdownStream, neutralise
+from shared.slack.markdown import MarkdownStream, escape_mrkdwn, neutralise
 from shared.slack.pacing import (
     NEW_MESSAGE,
     Append,
@@ -672,13 +672,24 @@ class ThreadReply:
                 raise
             self._call_stop(stream, stop.steps, blocks)
         stream.streaming = False
-        self._rewrite(stream)
+        self._rewrite(stream, blocks)
 
-    def _rewrite(self, stream: Message) -> None:
-        """Write a stopped stream's text whole, if Slack may show more (see ``Message.rewrite``)."""
+    def _rewrite(self, stream: Message, blocks: Blocks = ()) -> None:
+        """Write a stopped stream's text whole, if Slack may show more (see ``Message.rewrite``).
+
+        Text given to chat.update without blocks shows in their place, so a
+        stream stopped with ``blocks`` (an answer's feedback buttons) is
+        written as a markdown block, with them after it.
+        """
         if stream.rewrite:
             text = stream.text or EMPTIED
-            self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
+            if blocks:
+                shown = [{"type": "markdown", "text": text}, *blocks]
+                self._client.chat_update(
+                    channel=self._channel, ts=stream.ts, blocks=shown, text=escape_mrkdwn(text)
+                )
+            else:
+                self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
             stream.rewrite = False
 
     def _call_stop(self, stream: Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:

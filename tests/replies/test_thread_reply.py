@@ -751,3 +751,27 @@ def test_a_step_a_function_that_died_showed_running_is_closed_where_it_showed(
         ("call-1", "slow", "complete"),  # closed as continued in the next message
         ("call-1", "slow", "error"),  # no result came
     ]
+
+
+def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_written_whole(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # The function taking over writes the stopped stream whole (its function may have
+    # streamed more after the checkpoint): chat.update with text alone would drop the
+    # blocks chat.stopStream just showed (Slack's rule for text without blocks).
+    first = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", text("The answer is 42."))])
+    first.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+    first.close()  # and its function dies
+
+    second = new_reply(slack, thread_ts)
+    second.restore(state["slack"], taken_over=True)
+    assembler = ReplyAssembler.from_state(state["reply"])
+    second.show(assembler.finish())
+    second.finish(feedback_blocks("C1-1.2", "sim"))
+
+    [message] = bot_replies(standin, thread_ts)
+    assert shown_text(message) == "The answer is 42."
+    assert message.blocks and message.blocks[-1]["type"] == "context_actions", message.blocks
