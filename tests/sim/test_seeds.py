@@ -4,7 +4,7 @@ every rule a history breaks is one of the known, reported faults of today's code
 The budget is wall time (``KOURIER_SIM_SECONDS``, 180 by default, over
 ``KOURIER_SIM_WORKERS`` processes, 2 by default), with at least
 ``KOURIER_SIM_SEEDS`` histories (100) whatever the machine, and at most
-``KOURIER_SIM_MAX_SEEDS`` (3000): seeds 1..3000 are the range checked on the code as
+``KOURIER_SIM_MAX_SEEDS`` (6000): seeds 1..6000 are the range checked on the code as
 it landed, so a faster machine runs no seed nobody has checked and the gate does not
 flake; run further seeds with ``./kourier sim --seed S --seeds N`` to look for new
 faults. The test prints how many ran. Each history replays alone with
@@ -24,7 +24,7 @@ from local.sim.run import run_seed
 SECONDS = float(os.environ.get("KOURIER_SIM_SECONDS", "180"))
 WORKERS = int(os.environ.get("KOURIER_SIM_WORKERS", "2"))
 AT_LEAST = int(os.environ.get("KOURIER_SIM_SEEDS", "100"))
-AT_MOST = int(os.environ.get("KOURIER_SIM_MAX_SEEDS", "3000"))
+AT_MOST = int(os.environ.get("KOURIER_SIM_MAX_SEEDS", "6000"))
 
 KNOWN = {
     "S3 step once": (
