@@ -134,11 +134,22 @@ class StepCards:
         return True
 
     def taken_over(self, shown: Mapping[str, Shown]) -> None:
-        """A function that died showed these steps final: each keeps the state it showed.
+        """A function that died showed these steps: each keeps the state it showed.
 
-        That was the step's first result; one read again later changes nothing.
+        A step shown final keeps it: that was the step's first result; one read
+        again later changes nothing. A step shown running (or closed to
+        continue elsewhere) that the checkpoint does not know runs here too, so
+        that the reply closes it when it ends (seeds 93, 741: a stop ended the
+        reply with it closed only "continued below").
         """
         for key, where in shown.items():
+            if where.update is not None and not where.final and key not in self.steps:
+                update = where.update
+                self.steps[key] = {
+                    "title": update["title"],
+                    "status": RUNNING,
+                    "details": update.get("details"),
+                }
             if where.update is not None and where.final:
                 update = where.update
                 self.settled.add(key)

@@ -753,6 +753,54 @@ def test_a_step_a_function_that_died_showed_running_is_closed_where_it_showed(
     ]
 
 
+def test_a_step_a_function_that_died_closed_to_continue_below_is_closed_by_a_stop(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # Seeds 93, 741: a step shows running after the last checkpoint; its function falls back,
+    # stops the stream with the step "continued below", and dies before it posts the card.
+    # A person's stop ends the reply from that checkpoint, which does not know the step: it
+    # must still close it, below, not leave it only "continued below".
+    kept: dict[str, object] = {}
+    first = ThreadReply(
+        slack,
+        CHANNEL,
+        thread_ts,
+        "U0ALICE",
+        "T0KOURIER",
+        clock=SystemClock(),
+        runtime=ThreadRuntime(),
+        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
+        limits=FAST,
+        keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
+    )
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", text("Part one:\n"))])
+    first.suspend()
+    state = json.loads(json.dumps(first.to_state()))
+    play(first, assembler, [chunk("answer", call("call-1", "slow"), append=True)])
+    first.suspend()  # shown running, after the checkpoint
+    first.close()  # it falls back: the stream stops with the step continued below, and it dies
+    (stream,) = first.posted
+    closed = {
+        "type": "task_update",
+        "id": "call-1",
+        "title": "slow",
+        "status": "complete",
+        "output": "continued below",
+    }
+    kept["call-1"] = {"ts": stream, "update": closed}
+    slack.chat_stopStream(channel=CHANNEL, ts=stream, chunks=[closed])
+
+    second = new_reply(slack, thread_ts)
+    second.restore(state, shown_steps=kept)  # a person's stop took the turn
+    second.stopped([])
+
+    assert cards(bot_replies(standin, thread_ts)) == [
+        ("call-1", "slow", "complete"),  # continued below
+        ("call-1", "slow", "error"),  # no result came
+    ]
+
+
 def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_written_whole(
     standin: SlackStandin, slack: WebClient, thread_ts: str
 ) -> None:

@@ -39,6 +39,9 @@ Seeds 4979 (a stopped turn sent to the agent after the next one, by a carrier th
 waited out a 429 on users.info), 5877 (a streamed message the dead carrier edited
 after its last checkpoint, kept by the taker) and 8437 (the cancel notice told
 again after a Slack 5xx), found in seeds 3001..10000, failed on main at 69f2d47.
+Seeds 93, 741 and 2859 (a step its dead carrier closed "continued below" after the
+last checkpoint, before it posted the step's card; the stop's function, from that
+checkpoint, never closed it) failed on main at 85ce02e.
 """
 
 from __future__ import annotations
@@ -221,6 +224,24 @@ FINDINGS = [
         "S6 notice twice",
         "C0SIM2-1700000464.276733",
         id="S6-a-cancel-notice-told-again-after-a-slack-5xx",
+    ),
+    pytest.param(
+        93,
+        "S3 step once",
+        "C0SIM2-1700000415.631877",
+        id="S3-a-step-closed-continued-below-by-a-dead-carrier-93",
+    ),
+    pytest.param(
+        741,
+        "S3 step once",
+        "C0SIM1-1700000352.817715",
+        id="S3-a-step-closed-continued-below-by-a-dead-carrier-741",
+    ),
+    pytest.param(
+        2859,
+        "S3 step once",
+        "C0SIM2-1700000066.827869",
+        id="S3-a-step-closed-continued-below-by-a-dead-carrier-2859",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

@@ -34,11 +34,13 @@ KNOWN = {
             "each step's card as shown (where, and as which task_update: running, final, closed "
             "to continue) before the Slack call, and a function taking over shows a step "
             "recorded final only there (again, in its open stream), closes there one recorded "
-            "running, and stops a stream the one that died stopped: 18 in 1..3000, vs 65. Left: "
-            "a message that no checkpoint names, posted or streamed by a carrier that died or "
-            "that a person's stop took the turn from between the call and its checkpoint; the "
-            "taker shows its steps again elsewhere (946), or a stop ends the reply with a "
-            "step the dead carrier closed 'continued below' (93, 741, 2859)"
+            "running, and stops a stream the one that died stopped: 18 in 1..3000, vs 65; 11 "
+            "since or1, where a step recorded running or closed to continue that the "
+            "checkpoint does not know runs in the taker too, which closes it (seeds 93, 741, "
+            "2859: a stop ended the reply with it only 'continued below'). Left: a message "
+            "that no checkpoint names, posted or streamed by a carrier that died or that a "
+            "person's stop took the turn from between the call and its checkpoint; the taker "
+            "shows its steps again elsewhere (946)"
         ),
     ),
     "S3 step running": (
