@@ -13,20 +13,19 @@ a uvicorn thread. Ports come from this suite's range, 23000-23999.
 
 from __future__ import annotations
 
-import json
 import socket
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import uvicorn
 
 from shared.a2a.discovery import CARD_PATH
+from tests import raw_http
 
 PORTS = range(23000, 24000)
 _next_port = PORTS.start
@@ -77,14 +76,12 @@ class Received:
     body: Any
 
 
-class Exchange:
-    """One request and the raw means to answer it."""
+class Exchange(raw_http.Exchange):
+    """One request to the scripted agent and the raw means to answer it."""
 
-    def __init__(self, handler: _Handler, agent: ScriptedAgent, body: Any) -> None:
-        self._handler = handler
+    def __init__(self, handler: BaseHTTPRequestHandler, agent: ScriptedAgent, body: Any) -> None:
+        super().__init__(handler, body)
         self.agent = agent
-        self.body = body
-        self.headers = {k.lower(): v for k, v in handler.headers.items()}
 
     @property
     def rpc_method(self) -> str | None:
@@ -100,100 +97,19 @@ class Exchange:
         """Pause, but no longer than the agent runs."""
         self.agent.stopping.wait(seconds)
 
-    def status(self, code: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
-        """Answer with a status, headers and a body."""
-        handler = self._handler
-        handler.send_response(code)
-        for name, value in (headers or {}).items():
-            handler.send_header(name, value)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.wfile.write(body)
-        handler.wfile.flush()
-
-    def json(self, obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> None:
-        """Answer with a JSON body."""
-        self.status(
-            code, {"Content-Type": "application/json", **(headers or {})}, json.dumps(obj).encode()
-        )
-
-    def start_stream(self, headers: dict[str, str] | None = None) -> None:
-        """Send the headers of an SSE stream (chunked)."""
-        handler = self._handler
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Transfer-Encoding", "chunked")
-        handler.send_header("Connection", "close")
-        for name, value in (headers or {}).items():
-            handler.send_header(name, value)
-        handler.end_headers()
-        handler.wfile.flush()
-
-    def event(self, frame: Any) -> None:
-        """Send one SSE event holding ``frame`` as JSON."""
-        self._chunk(f"data: {json.dumps(frame)}\n\n".encode())
-
-    def comment(self) -> None:
-        """Send an SSE keep-alive comment (no event)."""
-        self._chunk(b": ping\n\n")
-
-    def end(self) -> None:
-        """End the stream properly."""
-        self._handler.wfile.write(b"0\r\n\r\n")
-        self._handler.wfile.flush()
-
-    def drop(self) -> None:
-        """Close the connection without ending the chunked body."""
-        self._handler.connection.shutdown(socket.SHUT_RDWR)
-
     def hang(self) -> None:
         """Send nothing more until the agent stops."""
         self.agent.stopping.wait()
 
     def sse(self, frames: list[Any], headers: dict[str, str] | None = None) -> None:
         """A whole stream: headers, one event per frame, end."""
-        self.start_stream(headers)
+        self.start_stream(headers=headers)
         for frame in frames:
             self.event(frame)
         self.end()
 
-    def _chunk(self, data: bytes) -> None:
-        self._handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self._handler.wfile.flush()
-
 
 Script = Callable[[Exchange], None]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self.server.agent.handle(self, None)
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = raw.decode(errors="replace")
-        self.server.agent.handle(self, body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    agent: ScriptedAgent
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that gave up on a slow or hung answer is expected here, not an error."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 @dataclass
@@ -223,7 +139,7 @@ class ScriptedAgent:
         """How many times the card was asked for."""
         return sum(1 for r in self.received if r.method == "GET" and r.path.endswith(CARD_PATH))
 
-    def handle(self, handler: _Handler, body: Any) -> None:
+    def handle(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
         """Record the request and answer it as scripted."""
         self.received.append(
             Received(
@@ -234,7 +150,6 @@ class ScriptedAgent:
             )
         )
         exchange = Exchange(handler, self, body)
-        handler.close_connection = True
         if handler.command == "GET" and handler.path.endswith(CARD_PATH):
             if self.card_script is not None:
                 self.card_script(exchange)
@@ -252,22 +167,11 @@ def scripted_agent() -> Iterator[ScriptedAgent]:
     port = free_port()
     agent = ScriptedAgent(port)
     agent.card = card_json(agent.url)
-    server = _Server(("127.0.0.1", port), _Handler)
-    server.agent = agent
-    thread = threading.Thread(
-        target=server.serve_forever,
-        kwargs={"poll_interval": 0.05},
-        name=f"scripted-agent-{port}",
-        daemon=True,
-    )
-    thread.start()
-    try:
-        yield agent
-    finally:
-        agent.stopping.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with raw_http.serving(port, agent.handle):
+        try:
+            yield agent
+        finally:
+            agent.stopping.set()
 
 
 @contextmanager

@@ -31,11 +31,9 @@ def endless_event(exchange: Exchange) -> None:
     """An event whose data line never ends, as long as the client reads."""
     exchange.start_stream()
     exchange.event(result(status_update("TASK_STATE_WORKING")))
-    exchange._chunk(b'data: {"jsonrpc": "2.0", "id": "1", "result": "')
+    exchange.chunk(b'data: {"jsonrpc": "2.0", "id": "1", "result": "')
     while not exchange.agent.stopping.is_set():
-        try:
-            exchange._chunk(b"x" * 16384)
-        except OSError:
+        if not exchange.chunk(b"x" * 16384):
             return  # the client hung up
 
 
@@ -82,16 +80,10 @@ def test_a_json_answer_that_trickles_in_for_ever_fails_at_the_call_deadline(
     agent: ScriptedAgent, make_client: MakeClient
 ) -> None:
     def trickle(exchange: Exchange) -> None:
-        handler = exchange._handler
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Transfer-Encoding", "chunked")
-        handler.end_headers()
-        exchange._chunk(b'{"jsonrpc": "2.0", "id": "1", "result": {"id": "t1", "x": "')
+        exchange.start_stream(headers={"Content-Type": "application/json"})
+        exchange.chunk(b'{"jsonrpc": "2.0", "id": "1", "result": {"id": "t1", "x": "')
         while not exchange.agent.stopping.is_set():
-            try:
-                exchange._chunk(b"x")
-            except OSError:
+            if not exchange.chunk(b"x"):
                 return
             exchange.wait(0.2)
 

@@ -25,17 +25,16 @@ names with the version they came in.
 from __future__ import annotations
 
 import itertools
-import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from shared.a2a.discovery import CARD_PATH
+from tests import raw_http
 
 COMPLETED = "TASK_STATE_COMPLETED"
 WORKING = "TASK_STATE_WORKING"
@@ -658,120 +657,33 @@ def _error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": "1", "error": {"code": code, "message": message}}
 
 
-class Exchange:
-    """One HTTP request and the raw means to answer it."""
+class Exchange(raw_http.Exchange):
+    """One request, answered in the A2A version of the path it came to."""
 
-    def __init__(self, handler: _Handler, body: Any) -> None:
-        self._handler = handler
-        self.verb = handler.command
-        self.path = handler.path
-        self.body = body
+    def __init__(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+        super().__init__(handler, body)
         self.version = "0.3" if self.path.startswith(V03_PATH) else "1.0"
 
-    def status(self, code: int, headers: dict[str, str] | None = None, body: bytes = b"") -> None:
-        """Answer with a status and a body (unless the client has gone)."""
-        handler = self._handler
-        try:
-            handler.send_response(code)
-            for name, value in (headers or {}).items():
-                handler.send_header(name, value)
-            handler.send_header("Content-Length", str(len(body)))
-            handler.send_header("Connection", "close")
-            handler.end_headers()
-            handler.wfile.write(body)
-            handler.wfile.flush()
-        except OSError:
-            pass
-
-    def json(self, obj: Any) -> None:
-        """Answer 200 with a JSON body (a JSON-RPC result spelled for the request's version)."""
-        if self.version == "0.3" and isinstance(obj, dict) and "result" in obj:
-            obj = {**obj, "result": as_v03(obj["result"])}
-        self.status(200, {"Content-Type": "application/json"}, json.dumps(obj).encode())
-
-    def start_stream(self) -> bool:
-        """Send the headers of an SSE stream (chunked); False when the client has gone."""
-        handler = self._handler
-        try:
-            handler.send_response(200)
-            handler.send_header("Content-Type", "text/event-stream")
-            handler.send_header("Transfer-Encoding", "chunked")
-            handler.send_header("Connection", "close")
-            handler.end_headers()
-            handler.wfile.flush()
-        except OSError:
-            return False
-        return True
+    def json(self, obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> bool:
+        """Answer with a JSON body (a JSON-RPC result spelled for the request's version)."""
+        return super().json(self._spelled(obj), code, headers)
 
     def event(self, frame: Any) -> bool:
         """Send one SSE event (spelled for the request's version); False when the client has gone."""
-        if self.version == "0.3" and isinstance(frame, dict) and "result" in frame:
-            frame = {**frame, "result": as_v03(frame["result"])}
-        data = f"data: {json.dumps(frame)}\n\n".encode()
-        try:
-            self._handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self._handler.wfile.flush()
-        except OSError:
-            return False
-        return True
+        return super().event(self._spelled(frame))
 
-    def end(self) -> None:
-        """End the stream properly."""
-        try:
-            self._handler.wfile.write(b"0\r\n\r\n")
-            self._handler.wfile.flush()
-        except OSError:
-            pass
-
-    def drop(self) -> None:
-        """Close the connection without an answer, or without ending the chunked body."""
-        try:
-            self._handler.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self.close_connection = True
-        self.server.agent.handle(Exchange(self, None))
-
-    def do_POST(self) -> None:
-        self.close_connection = True
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self.server.agent.handle(Exchange(self, body))
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    agent: FaultyAgent
+    def _spelled(self, obj: Any) -> Any:
+        if self.version == "0.3" and isinstance(obj, dict) and "result" in obj:
+            return {**obj, "result": as_v03(obj["result"])}
+        return obj
 
 
 @contextmanager
 def running_agent(port: int) -> Iterator[FaultyAgent]:
     """A faulty agent on 127.0.0.1:``port`` for the duration of the block."""
     agent = FaultyAgent(port)
-    server = _Server(("127.0.0.1", port), _Handler)
-    server.agent = agent
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
-        yield agent
-    finally:
-        agent.stop()
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with raw_http.serving(port, lambda handler, body: agent.handle(Exchange(handler, body))):
+        try:
+            yield agent
+        finally:
+            agent.stop()

@@ -32,13 +32,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 
 from shared.a2a.discovery import CARD_PATH
 from shared.core.model import HITL_EXTENSION
+from tests import raw_http
+from tests.raw_http import Exchange
 
 HITL_TEXT = "Human input is required before the agent can continue."
 """The text part kagent sends beside its payload, for a client without the extension."""
@@ -383,7 +384,10 @@ class HitlAgent:
             httpx.Client(timeout=httpx.Timeout(60.0)) as client,
             client.stream(exchange.verb, target, headers=headers, content=content) as response,
         ):
-            exchange.start_stream(response.status_code, response.headers.get("content-type", ""))
+            exchange.start_stream(
+                response.status_code,
+                {"Content-Type": response.headers.get("content-type", "")},
+            )
             for chunk in response.iter_raw():
                 exchange.chunk(chunk)
             exchange.end()
@@ -433,98 +437,9 @@ def _error(code: int, message: str) -> dict[str, Any]:
 # --- HTTP -----------------------------------------------------------------------
 
 
-class Exchange:
-    """One HTTP request and the raw means to answer it."""
-
-    def __init__(self, handler: _Handler, body: Any) -> None:
-        self._handler = handler
-        self.verb = handler.command
-        self.path = handler.path
-        self.body = body
-        self.headers = {k.lower(): v for k, v in handler.headers.items()}
-
-    def status(self, code: int, content_type: str = "", body: bytes = b"") -> None:
-        """Answer with a status and a body."""
-        handler = self._handler
-        handler.send_response(code)
-        if content_type:
-            handler.send_header("Content-Type", content_type)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.wfile.write(body)
-        handler.wfile.flush()
-
-    def json(self, obj: Any) -> None:
-        """Answer 200 with a JSON body."""
-        self.status(200, "application/json", json.dumps(obj).encode())
-
-    def start_stream(self, code: int = 200, content_type: str = "text/event-stream") -> None:
-        """Send the headers of a chunked body."""
-        handler = self._handler
-        handler.send_response(code)
-        handler.send_header("Content-Type", content_type)
-        handler.send_header("Transfer-Encoding", "chunked")
-        handler.send_header("Connection", "close")
-        handler.end_headers()
-        handler.wfile.flush()
-
-    def event(self, frame: Any) -> None:
-        """Send one SSE event holding ``frame`` as JSON."""
-        self.chunk(f"data: {json.dumps(frame)}\n\n".encode())
-
-    def chunk(self, data: bytes) -> None:
-        """Send one chunk of the body."""
-        if data:
-            self._handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self._handler.wfile.flush()
-
-    def end(self) -> None:
-        """End the body properly."""
-        self._handler.wfile.write(b"0\r\n\r\n")
-        self._handler.wfile.flush()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def do_GET(self) -> None:
-        self.close_connection = True
-        self.server.agent.handle(Exchange(self, None))
-
-    def do_POST(self) -> None:
-        self.close_connection = True
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        self.server.agent.handle(Exchange(self, body))
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    agent: HitlAgent
-
-
 @contextmanager
 def running_agent(port: int) -> Iterator[HitlAgent]:
     """The agent on 127.0.0.1:``port`` for the duration of the block."""
     agent = HitlAgent(port)
-    server = _Server(("127.0.0.1", port), _Handler)
-    server.agent = agent
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
+    with raw_http.serving(port, lambda handler, body: agent.handle(Exchange(handler, body))):
         yield agent
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
