@@ -164,10 +164,10 @@ PLANTS = (
     Plant(
         "P16",
         "a step with no result when the turn ends shows as complete",
-        "shared.slack.reply",
-        "ThreadReply.finish",
-        'else ("error", notices.STEP_NO_RESULT)',
-        'else ("complete", None)',
+        "shared.core.reply_course",
+        "closing",
+        'return "error", notices.STEP_NO_RESULT',
+        'return "complete", None',
     ),
 )
 

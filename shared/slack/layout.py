@@ -220,20 +220,44 @@ class FallbackLayout:
         for call_id, offset in message.cards:
             at = min(end, max(cursor, start + offset))
             if at > cursor:
-                blocks.append({"type": "markdown", "text": _piece(text, cursor, at)})
+                blocks.append(_markdown(_piece(text, cursor, at)))
             blocks.append(_task_card(call_id, steps[call_id]))
             cursor = at
         if end > cursor:
-            blocks.append({"type": "markdown", "text": _piece(text, cursor, end)})
+            blocks.append(_markdown(_piece(text, cursor, end)))
         if not blocks:
             if message.written is None:
                 return None
             # Posted, and all its text taken back since: it shows that it holds none.
-            blocks.append({"type": "markdown", "text": EMPTIED})
+            blocks.append(_markdown(EMPTIED))
         if message is self.messages[-1]:
             blocks += self.feedback
         summary = text[start:end] or ", ".join(steps[key]["title"] for key, _ in message.cards)
-        return {"blocks": blocks, "text": escape_mrkdwn(summary) or EMPTIED}
+        return _with_blocks(blocks, summary)
+
+
+def rewrite_fields(stream: Message, blocks: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The chat.update that writes a stopped stream's text whole; None: no need (``Message.rewrite``).
+
+    Text given to chat.update without blocks shows in their place, so a
+    stream stopped with ``blocks`` (an answer's feedback buttons) is
+    written as a markdown block, with them after it.
+    """
+    if not stream.rewrite:
+        return None
+    text = stream.text or EMPTIED
+    if not blocks:
+        return {"markdown_text": text}
+    return _with_blocks([_markdown(text), *blocks], text)
+
+
+def _markdown(text: str) -> dict[str, Any]:
+    return {"type": "markdown", "text": text}
+
+
+def _with_blocks(blocks: list[dict[str, Any]], text: str) -> dict[str, Any]:
+    """The fields that show ``blocks``, with ``text`` (Slack Markdown) as the message's summary."""
+    return {"blocks": blocks, "text": escape_mrkdwn(text) or EMPTIED}
 
 
 def _piece(text: str, start: int, end: int) -> str:

@@ -64,8 +64,16 @@ from typing import Any
 import structlog
 from slack_sdk.errors import SlackApiError
 
-from shared.core import notices
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
+from shared.core.reply_course import (
+    Then,
+    closing,
+    on_end,
+    on_refusal,
+    on_replace,
+    on_take_over,
+    written_again_now,
+)
 from shared.core.step_cards import (
     CONTINUED_BELOW,
     Shown,
@@ -78,8 +86,8 @@ from shared.core.step_cards import (
 )
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.ports import Blocks, Chat, Clock, Runtime
-from shared.slack.layout import EMPTIED, FallbackLayout, Message, Write
-from shared.slack.markdown import MarkdownStream, escape_mrkdwn, neutralise
+from shared.slack.layout import FallbackLayout, Message, Write, rewrite_fields
+from shared.slack.markdown import MarkdownStream, neutralise
 from shared.slack.pacing import (
     NEW_MESSAGE,
     Append,
@@ -99,8 +107,6 @@ from shared.slack.workspace_budget import WorkspaceBudget
 
 log = structlog.get_logger()
 
-STREAM_GONE = frozenset({"message_not_in_streaming_state", "stopped_by_user"})
-"""Slack's answers for a stream it no longer streams: cut after its lifetime, or stopped by a person."""
 KEEP_PROCESSING = "processing"
 """The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
 DEFAULT_LIMITS = ReplyLimits()
@@ -227,10 +233,12 @@ class ThreadReply:
             if text == self._answer:
                 return
             self._answer = text
-            if not self._fallback and any(message.text for message in self._layout.messages):
+            then = on_replace(
+                self._fallback, any(message.text for message in self._layout.messages)
+            )
+            if then is Then.FALL_BACK:
                 self._fall_back()
-            elif not self._fallback:
-                # No text went out yet: what is queued can still be taken back.
+            elif then is Then.TAKE_BACK:
                 self._pacer.take_back_text()
                 self._markdown = MarkdownStream()
                 self._pacer.add_text(self._markdown.feed(text))
@@ -303,14 +311,8 @@ class ThreadReply:
     def finish(self, blocks: Blocks = (), *, paused: bool = False) -> None:
         """The answer is complete: write all of it, close every step, stop streaming.
 
-        A step still without its result is closed as Slack's ``error`` with
-        the output ``STEP_NO_RESULT``, not as complete: Slack shows a step in
-        one of four states, and one left running in a stopped message as
-        failed with Slack's own "Something went wrong"; Kourier cannot vouch
-        that the tool succeeded, so it says what it knows, that no result
-        came. When the task ``paused`` for a person, the step waits for the
-        answer: closed as complete with the output ``STEP_WAITS_FOR_ANSWER``
-        (the answer's reply shows what follows).
+        How each step still running is closed, and how the streams end, is
+        decided by ``shared.core.reply_course`` (``closing``, ``on_end``).
 
         Args:
             blocks: Blocks to show after the answer (its feedback buttons):
@@ -318,25 +320,19 @@ class ThreadReply:
                 stream Slack cut before the end takes none.
             paused: The task waits for a person's answer.
         """
-        status, output = (
-            ("complete", notices.STEP_WAITS_FOR_ANSWER)
-            if paused
-            else ("error", notices.STEP_NO_RESULT)
-        )
+        status, output = closing(paused)
         with self._lock:
             self._raise_failure()
             self._timer.close()
             if not self._fallback and not self._halted:
                 self._pacer.add_text(self._markdown.flush())
                 self._send_queue()
-                if self._layout.stream() is None and (
-                    self._pacer.queue or self._pacer.carries_steps()
-                ):
-                    if self._pacer.queue or not self._may_start():
-                        # No stream may start yet: the answer is posted whole instead.
-                        self._fall_back()
-                    else:  # the steps a roll-over continued, to close them
-                        self._start_stream(Start(self._pacer.carry, [], 0))
+                streaming = self._layout.stream() is not None
+                then = on_end(streaming, bool(self._pacer.queue), self._pacer.carries_steps())
+                if then is Then.CLOSE_CARRIED and self._may_start():
+                    self._start_stream(Start(self._pacer.carry, [], 0))
+                elif then in (Then.FALL_BACK, Then.CLOSE_CARRIED):
+                    self._fall_back()  # no stream may start yet: the answer is posted whole
                 stream = self._layout.stream()
                 if stream is not None:
                     stop = self._pacer.stop(stream.ts, output=output, status=status)
@@ -354,6 +350,7 @@ class ThreadReply:
                 (``streaming_message_ts``). A stream of the reply it did not
                 stop is stopped here; what waited to be sent is dropped.
         """
+        status, output = closing(paused=False)
         with self._lock:
             self._timer.close()
             self._halted = True
@@ -363,9 +360,8 @@ class ThreadReply:
                 stream.streaming = False
                 self._pacer.stop(stream.ts)
             elif stream is not None:
-                stop = self._pacer.stop(stream.ts, output=notices.STEP_NO_RESULT, status="error")
-                self._stop(stream, stop)
-            self._steps.close_unfinished("error", notices.STEP_NO_RESULT)
+                self._stop(stream, self._pacer.stop(stream.ts, output=output, status=status))
+            self._steps.close_unfinished(status, output)
             if self._fallback:
                 self._write_messages(force=True)
 
@@ -443,16 +439,14 @@ class ThreadReply:
             self._open_until = state.get("open_until")
             if taken_over:
                 self._layout.taken_over()
-                if not self._fallback:
-                    # The function that died may have fallen back since and edited
-                    # any message (seed 5877): each stopped one is written whole now,
-                    # the stream once it stops.
-                    for message in self._layout.messages:
-                        if message.streamed and not message.streaming:
-                            self._rewrite(message)
-            if stream is not None and closed == CONTINUED_BELOW:
+                for message in self._layout.messages:  # seed 5877
+                    if written_again_now(self._fallback, message.streamed, message.streaming):
+                        self._rewrite(message)
+            then = on_take_over(stream is not None, closed)
+            if then is Then.FALL_BACK:
                 self._fall_back()  # as the function that died did, after it stopped the stream
-            elif stream is not None and closed is not None:
+            elif then is Then.ROLL_OVER:
+                assert stream is not None
                 self._roll_over(stream)  # as the function that died did
             self._pump()
 
@@ -589,10 +583,11 @@ class ThreadReply:
         except SlackApiError as error:
             self._unshow(before)
             code = error.response.get("error")
-            if code == "msg_too_long":
+            then = on_refusal("start", code)
+            if then is Then.SHRINK:
                 self._shrink_room(call.size // 2, error)
                 return
-            if code == "ratelimited":
+            if then is Then.RAISE:
                 raise
             log.info("slack_streaming_unavailable", error=code)
             self._fall_back()
@@ -617,11 +612,11 @@ class ThreadReply:
             self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=call.batch)
         except SlackApiError as error:
             self._unshow(before)
-            code = error.response.get("error")
-            if code in STREAM_GONE:
+            then = on_refusal("append", error.response.get("error"))
+            if then is Then.GONE:
                 self._roll_over(stream, already_cut=True)
                 return
-            if code == "msg_too_long":
+            if then is Then.SHRINK_AND_ROLL_OVER:
                 self._shrink_room((len(stream.text) + call.size) // 2, error)
                 self._roll_over(stream)
                 return
@@ -668,28 +663,18 @@ class ThreadReply:
             if self._call_stop(stream, stop.chunks, blocks):
                 stream.text += stop.closing
         except SlackApiError as error:
-            if error.response.get("error") != "msg_too_long" or not stop.closing:
+            then = on_refusal("stop", error.response.get("error"))
+            if then is not Then.STOP_WITHOUT_TEXT or not stop.closing:
                 raise
             self._call_stop(stream, stop.steps, blocks)
         stream.streaming = False
         self._rewrite(stream, blocks)
 
     def _rewrite(self, stream: Message, blocks: Blocks = ()) -> None:
-        """Write a stopped stream's text whole, if Slack may show more (see ``Message.rewrite``).
-
-        Text given to chat.update without blocks shows in their place, so a
-        stream stopped with ``blocks`` (an answer's feedback buttons) is
-        written as a markdown block, with them after it.
-        """
-        if stream.rewrite:
-            text = stream.text or EMPTIED
-            if blocks:
-                shown = [{"type": "markdown", "text": text}, *blocks]
-                self._client.chat_update(
-                    channel=self._channel, ts=stream.ts, blocks=shown, text=escape_mrkdwn(text)
-                )
-            else:
-                self._client.chat_update(channel=self._channel, ts=stream.ts, markdown_text=text)
+        """Write a stopped stream's text whole, if Slack may show more (``layout.rewrite_fields``)."""
+        fields = rewrite_fields(stream, blocks)
+        if fields is not None:
+            self._client.chat_update(channel=self._channel, ts=stream.ts, **fields)
             stream.rewrite = False
 
     def _call_stop(self, stream: Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
@@ -704,7 +689,7 @@ class ThreadReply:
                 session_status=KEEP_PROCESSING,
             )
         except SlackApiError as error:
-            if error.response.get("error") not in STREAM_GONE:
+            if on_refusal("stop", error.response.get("error")) is not Then.GONE:
                 raise
             return False
         return True

@@ -1,0 +1,110 @@
+"""Table tests of a reply's course in Slack (pure, no I/O): how it ends, falls back, rolls over.
+
+Each table names the reply's state, passed in as plain values, and what
+``ThreadReply`` does next (``tests/replies`` shows the same against the
+Slack stand-in).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.core import notices
+from shared.core.reply_course import (
+    Then,
+    closing,
+    on_end,
+    on_refusal,
+    on_replace,
+    on_take_over,
+    written_again_now,
+)
+from shared.core.step_cards import CONTINUED, CONTINUED_BELOW
+
+
+@pytest.mark.parametrize(
+    ("fallback", "text_shown", "then"),
+    [
+        (True, True, Then.NOTHING),  # the next layout writes the new text
+        (True, False, Then.NOTHING),
+        (False, True, Then.FALL_BACK),  # a stream cannot take text back
+        (False, False, Then.TAKE_BACK),  # nothing went out: queue it anew
+    ],
+)
+def test_a_change_to_text_already_shown(fallback: bool, text_shown: bool, then: Then) -> None:
+    assert on_replace(fallback, text_shown) is then
+
+
+@pytest.mark.parametrize(
+    ("call", "code", "then"),
+    [
+        ("start", "msg_too_long", Then.SHRINK),
+        ("start", "ratelimited", Then.RAISE),  # slack_sdk retried it already
+        ("start", "feature_not_enabled", Then.FALL_BACK),  # streams refused: post instead
+        ("start", None, Then.FALL_BACK),
+        ("append", "message_not_in_streaming_state", Then.GONE),  # cut after its lifetime
+        ("append", "stopped_by_user", Then.GONE),  # Slack's stop button
+        ("append", "msg_too_long", Then.SHRINK_AND_ROLL_OVER),
+        ("append", "ratelimited", Then.RAISE),
+        ("append", "channel_not_found", Then.RAISE),
+        ("stop", "message_not_in_streaming_state", Then.GONE),
+        ("stop", "stopped_by_user", Then.GONE),
+        ("stop", "msg_too_long", Then.STOP_WITHOUT_TEXT),
+        ("stop", "internal_error", Then.RAISE),
+    ],
+)
+def test_a_call_slack_refused(call: str, code: str | None, then: Then) -> None:
+    assert on_refusal(call, code) is then
+
+
+def test_steps_still_running_at_the_end_say_what_kourier_knows() -> None:
+    assert closing(paused=False) == ("error", notices.STEP_NO_RESULT)
+    assert closing(paused=True) == ("complete", notices.STEP_WAITS_FOR_ANSWER)
+
+
+@pytest.mark.parametrize(
+    ("streaming", "queued", "carries_steps", "then"),
+    [
+        (True, False, False, Then.STOP),
+        (True, True, True, Then.STOP),  # what no call may send yet goes in the stop
+        (False, True, False, Then.FALL_BACK),  # no stream may start: posted whole
+        (False, True, True, Then.FALL_BACK),
+        (False, False, True, Then.CLOSE_CARRIED),  # steps a rollover continued, closed
+        (False, False, False, Then.NOTHING),
+    ],
+)
+def test_how_a_streamed_reply_ends(
+    streaming: bool, queued: bool, carries_steps: bool, then: Then
+) -> None:
+    assert on_end(streaming, queued, carries_steps) is then
+
+
+@pytest.mark.parametrize(
+    ("streaming", "closed", "then"),
+    [
+        (True, None, Then.NOTHING),
+        (True, CONTINUED, Then.ROLL_OVER),  # it rolled over: do the same
+        (True, CONTINUED_BELOW, Then.FALL_BACK),  # it fell back: do the same
+        (False, CONTINUED, Then.NOTHING),  # no open stream: nothing to stop
+        (False, CONTINUED_BELOW, Then.NOTHING),
+    ],
+)
+def test_what_a_reply_taken_over_does_first(
+    streaming: bool, closed: str | None, then: Then
+) -> None:
+    assert on_take_over(streaming, closed) is then
+
+
+@pytest.mark.parametrize(
+    ("fallback", "streamed", "streaming", "now"),
+    [
+        (False, True, False, True),  # a stopped stream (seed 5877)
+        (False, True, True, False),  # the open stream: once it stops
+        (False, False, False, False),  # a posted message: at the next layout
+        (True, True, False, False),  # the fallback writes every message anyway
+    ],
+)
+def test_which_message_a_reply_taken_over_writes_again_at_once(
+    fallback: bool, streamed: bool, streaming: bool, now: bool
+) -> None:
+    assert written_again_now(fallback, streamed, streaming) is now
