@@ -86,41 +86,45 @@ def lease_runs_out(shell: Shell, session_id: str) -> None:
     shell.deps.documents.update(SESSIONS, session_id, {"lease_until": shell.deps.clock.now()})
 
 
-def test_the_no_output_notice_shows_once_when_its_function_dies_between_record_and_post(
-    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+DIES = pytest.mark.parametrize(
+    "dies",
+    ["before", "after"],
+    ids=["dies between record and post", "dies right after posting"],
+)
+"""Where the function telling an end is killed: the notice recorded as being told but not
+posted, or posted and the turn never recorded done."""
+
+
+def dies_posting(chat: DyingChat, dies: str, text: str) -> list[str]:
+    """Kill the instance ``dies`` the post of ``text``; what the thread shows after the death."""
+    if dies == "before":
+        chat.before = posts(text)
+        return []
+    chat.after = posts(text)
+    return [text]
+
+
+@DIES
+def test_the_no_output_notice_shows_once_wherever_its_function_dies(
+    firestore_documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    standin: Any,
+    dies: str,
 ) -> None:
     chat = DyingChat(slack_chat)
     shell = shell_on(firestore_documents, chat, agent, standin)
     thread = shell.mention("check X")
     [published] = shell.turns.published
-    chat.before = posts(notices.NO_OUTPUT)  # recorded as being told, then the instance dies
+    shown = dies_posting(chat, dies, notices.NO_OUTPUT)
 
     with pytest.raises(Died):
         handlers.turn_send(shell.deps, published)
-    assert notices.NO_OUTPUT not in shell.bot_texts(thread)
+    assert shell.bot_texts(thread) == shown
     lease_runs_out(shell, published["session_id"])
 
     assert handlers.turn_send(shell.deps, published) == "ack"
-    assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
-    turn = shell.deps.store.turn(published["turn_id"])
-    assert turn is not None and turn.status == "done" and turn.outcome == "completed"
-
-
-def test_the_no_output_notice_shows_once_when_its_function_dies_right_after_posting_it(
-    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
-) -> None:
-    chat = DyingChat(slack_chat)
-    shell = shell_on(firestore_documents, chat, agent, standin)
-    thread = shell.mention("check X")
-    [published] = shell.turns.published
-    chat.after = posts(notices.NO_OUTPUT)  # posted, and the turn never recorded done
-
-    with pytest.raises(Died):
-        handlers.turn_send(shell.deps, published)
-    lease_runs_out(shell, published["session_id"])
-
-    assert handlers.turn_send(shell.deps, published) == "ack"
-    assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
+    assert shell.bot_texts(thread) == [notices.NO_OUTPUT]
     turn = shell.deps.store.turn(published["turn_id"])
     assert turn is not None and turn.status == "done" and turn.outcome == "completed"
 
@@ -144,39 +148,25 @@ def a_stopped_turn(shell: Shell, chat: DyingChat) -> tuple[str, dict[str, Any]]:
     return thread, body
 
 
-def test_a_stop_notice_posted_then_its_function_killed_shows_once(
-    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+@DIES
+def test_a_stop_notice_shows_once_wherever_its_function_dies(
+    firestore_documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    standin: Any,
+    dies: str,
 ) -> None:
     chat = DyingChat(slack_chat)
     shell = shell_on(firestore_documents, chat, agent, standin)
     thread, body = a_stopped_turn(shell, chat)
     told = notices.STOPPED.after(False).replace("{who}", "<@U0ALICE>")
-    chat.after = posts("Stopped by")  # posted, and the turn never recorded done
+    shown = dies_posting(chat, dies, told)
 
     with pytest.raises(Died):
         handlers.stream_follow(shell.deps, body)
-    assert shell.bot_texts(thread) == [told]
+    assert shell.bot_texts(thread) == shown
 
     assert handlers.stream_follow(shell.deps, body) == "ack"  # the stop's task, again
-    assert shell.bot_texts(thread) == [told]
-    turn = shell.deps.store.turn(body["turn_id"])
-    assert turn is not None and turn.status == "done" and turn.outcome == "stopped"
-
-
-def test_a_stop_notice_whose_function_dies_before_posting_it_is_still_shown_once(
-    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
-) -> None:
-    chat = DyingChat(slack_chat)
-    shell = shell_on(firestore_documents, chat, agent, standin)
-    thread, body = a_stopped_turn(shell, chat)
-    told = notices.STOPPED.after(False).replace("{who}", "<@U0ALICE>")
-    chat.before = posts("Stopped by")
-
-    with pytest.raises(Died):
-        handlers.stream_follow(shell.deps, body)
-    assert shell.bot_texts(thread) == []
-
-    assert handlers.stream_follow(shell.deps, body) == "ack"
     assert shell.bot_texts(thread) == [told]
     turn = shell.deps.store.turn(body["turn_id"])
     assert turn is not None and turn.status == "done" and turn.outcome == "stopped"
@@ -244,40 +234,24 @@ def binding_renamed(shell: Shell) -> Any:
     return replace(shell.deps, config=config.model_copy(update={"bindings": bindings}))
 
 
-def test_the_binding_gone_notice_posted_then_its_function_killed_shows_once(
-    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+@DIES
+def test_the_binding_gone_notice_shows_once_wherever_its_function_dies(
+    firestore_documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    standin: Any,
+    dies: str,
 ) -> None:
     chat = DyingChat(slack_chat)
     shell = shell_on(firestore_documents, chat, agent, standin)
     thread = shell.mention("check X")
     [published] = shell.turns.published
     deployed = binding_renamed(shell)
-    chat.after = posts(GONE)  # posted, and the turn never recorded done
+    shown = dies_posting(chat, dies, GONE)
 
     with pytest.raises(Died):
         handlers.turn_send(deployed, published)
-    assert shell.bot_texts(thread) == [GONE]
-    lease_runs_out(shell, published["session_id"])
-
-    assert handlers.turn_send(deployed, published) == "ack"
-    assert shell.bot_texts(thread) == [GONE]
-    turn = shell.deps.store.turn(published["turn_id"])
-    assert turn is not None and turn.status == "done" and turn.outcome == "binding_gone"
-
-
-def test_the_binding_gone_notice_whose_function_dies_before_posting_it_is_still_shown(
-    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
-) -> None:
-    chat = DyingChat(slack_chat)
-    shell = shell_on(firestore_documents, chat, agent, standin)
-    thread = shell.mention("check X")
-    [published] = shell.turns.published
-    deployed = binding_renamed(shell)
-    chat.before = posts(GONE)  # recorded as being told, then the instance dies
-
-    with pytest.raises(Died):
-        handlers.turn_send(deployed, published)
-    assert shell.bot_texts(thread) == []
+    assert shell.bot_texts(thread) == shown
     lease_runs_out(shell, published["session_id"])
 
     assert handlers.turn_send(deployed, published) == "ack"
