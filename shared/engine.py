@@ -36,8 +36,8 @@ from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.reply import ThreadReply
 from shared.store import DONE_TURNS_KEPT, Turn
-from shared.turn import TurnRun, thread_status
-from shared.turn_carried import new_reply
+from shared.turn import TurnRun
+from shared.turn_carried import new_reply, thread_status
 from shared.turn_ending import tell_if_untold
 
 log = structlog.get_logger()

@@ -45,21 +45,15 @@ import structlog
 from shared.a2a.client import AgentClient
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
-from shared.config import Binding
 from shared.core import agent_session
 from shared.core import questions as lifecycle
 from shared.core import session as sessions
-from shared.core.questions import (
-    Next,
-)
+from shared.core.questions import Next
 from shared.core.session import Session
 from shared.core.timers import QuestionTimer, Timer
 from shared.core.turn_machine import (
     Action,
-    CallFailed,
     Cancel,
-    Event,
-    Failure,
     Finish,
     LookUp,
     Notify,
@@ -68,54 +62,32 @@ from shared.core.turn_machine import (
     ReadTask,
     Resumed,
     Send,
-    Started,
     Subscribe,
     TimerFired,
     TurnMachine,
-    TurnTimings,
     WaitUntil,
+    first_events,
+    outcome_of,
 )
 from shared.errors import ConfigError
 from shared.fence import FencedChat
-from shared.ports import Chat
 from shared.questions import QuestionStore, TurnQuestions
-from shared.settings import Settings
 from shared.slack.reply import ThreadReply
-from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
-from shared.turn_carried import Carried, new_machine, new_reply, show_working
+from shared.turn_carried import (
+    Carried,
+    new_machine,
+    new_reply,
+    show_working,
+    thread_status,
+    turn_timings,
+)
 from shared.turn_claim import TurnClaim
 from shared.turn_ending import TurnEnding
 from shared.turn_pauses import TurnPauses
 from shared.turn_stream import StreamFollower
 
 log = structlog.get_logger()
-
-
-def timings(settings: Settings, binding: Binding) -> TurnTimings:
-    """The machine's delays, from the settings, and the Binding's longest turn."""
-    return TurnTimings(
-        backoff_start=settings.backoff_start_seconds,
-        backoff_cap=settings.backoff_cap_seconds,
-        poll_cap=settings.poll_cap_seconds,
-        busy_notice_after=settings.busy_notice_seconds,
-        give_up_after=settings.give_up_seconds,
-        no_sign_of_life=settings.no_sign_of_life_seconds,
-        reread_after_drop=settings.reread_after_drop_seconds,
-        max_turn=binding.max_turn.total_seconds(),
-    )
-
-
-def thread_status(deps: Deps, turn: Turn, chat: Chat) -> ThreadStatus:
-    """The agent session of ``turn``'s thread in Slack, shown through ``chat``."""
-    return ThreadStatus(
-        chat,
-        turn.channel,
-        turn.thread_ts,
-        deps.agent_sessions,
-        budget=deps.slack_budget,
-        team=turn.team,
-    )
 
 
 class TurnRun:
@@ -129,8 +101,7 @@ class TurnRun:
         self.deadline = deadline
         self.claim = TurnClaim(deps, session, turn, deadline)
         """This function's claim: its fenced writes, lease and checkpoint (``shared.turn_claim``)."""
-        self.fence = self.claim.fence
-        self.chat = FencedChat(deps.chat, self.fence)
+        self.chat = FencedChat(deps.chat, self.claim.fence)
         self.thread_status = thread_status(deps, turn, self.chat)
         """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
         binding = deps.config.binding(turn.binding)
@@ -151,7 +122,6 @@ class TurnRun:
         self.questions = TurnQuestions(
             QuestionStore(deps.documents, deps.clock), self.chat, deps.clock, binding.platform
         )
-        self.tasks = self.claim.tasks
         self.carried = Carried(reply=self._new_reply(), machine=self._new_machine())
         """The turn as this run carries it, shared with its parts (``shared.turn_carried``)."""
         self.follower = StreamFollower(
@@ -184,7 +154,7 @@ class TurnRun:
             self.claim,
             self.follower,
             self.ending,
-            tasks=self.tasks,
+            tasks=self.claim.tasks,
             thread_status=self.thread_status,
             lease=deps.settings.lease,
             checkpoint_now=self._checkpoint_now,
@@ -204,80 +174,38 @@ class TurnRun:
     def start(self) -> None:
         """Carry the turn from the beginning, or take over one whose function died."""
         with self._reply_closed_at_end():
-            self._start()
-
-    def resume(self, timer: Timer | None) -> None:
-        """Continue from the checkpoint: after a hand-over, or when a timer fired."""
-        with self._reply_closed_at_end():
-            self._resume(timer)
-
-    def answer(self, key: str) -> None:
-        """Send the answer to a paused task's question, then follow the task as a turn."""
-        with self._reply_closed_at_end():
-            self._answer(key)
-
-    @contextmanager
-    def _reply_closed_at_end(self) -> Iterator[None]:
-        """However the run ends (a failure too), its reply stops writing to the thread."""
-        try:
-            yield
-        finally:
-            self.carried.reply.close()
-
-    def _start(self) -> None:
-        checkpoint = self.claim.load()
-        if checkpoint is not None:
-            self.claim.write_turn()  # the fence first: the function that died can write no more
-            if not self.ending.ended_already(checkpoint):
-                self._restore(checkpoint, taken_over=True)
+            checkpoint = self.claim.load()
+            if checkpoint is None:
+                self._begin()
+            elif self._carry_on(checkpoint, taken_over=True):
                 if self.carried.machine.state.phase == Phase.DONE:
                     self.pauses.taken_over()  # paused on a question when it stopped
                 else:
                     self._show_working()
                     self._run(self.follower.handle(Resumed()))
-            return
-        # One write: the fence, running, and begun (a function that takes over
-        # later cannot know whether this one reached the agent).
-        self.claim.write_turn(
-            status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
-        )
-        self._show_working()
-        if self.turn.trigger and self.turn.title:
-            title = agent_session.title_for(self.turn.title)
-            if title:
-                self.thread_status.rename(title)  # the thread an alert began is named after it
-        self.carried.reply.working()
-        self.carried.machine = self._new_machine()
-        first: Event = Started(protocol="", can_subscribe=True)  # the card is read first
-        if self.turn.attempted:
-            # An earlier function began this turn and died before its first
-            # checkpoint: whether the agent got it is unknown.
-            self.carried.machine.handle(first, self.clock.time())
-            first = CallFailed(Failure.UNKNOWN)
-        self._run(self.follower.handle(first))
 
-    def _resume(self, timer: Timer | None) -> None:
-        checkpoint = self.claim.load()
-        if checkpoint is None:
-            return
-        self.claim.write_turn()  # the fence first: a stalled earlier carrier can write no more
-        if self.ending.ended_already(checkpoint):
-            return
-        self._restore(checkpoint)
-        if isinstance(timer, QuestionTimer):
-            self.pauses.timed_out(timer.key)
-            return
-        self._show_working()  # processing lapses after an hour: each function says so anew
-        self._run(self.follower.handle(Resumed() if timer is None else TimerFired(timer)))
+    def resume(self, timer: Timer | None) -> None:
+        """Continue from the checkpoint: after a hand-over, or when a timer fired."""
+        with self._reply_closed_at_end():
+            checkpoint = self.claim.load()
+            if checkpoint is None or not self._carry_on(checkpoint):
+                return
+            if isinstance(timer, QuestionTimer):
+                self.pauses.timed_out(timer.key)
+                return
+            self._show_working()  # processing lapses after an hour: each function says so anew
+            self._run(self.follower.handle(Resumed() if timer is None else TimerFired(timer)))
 
-    def _answer(self, key: str) -> None:
-        question = self.questions.get(key)
-        if lifecycle.after_answer_task(question, self.turn.id) != Next.SEND_ANSWER:
-            return
-        assert question is not None
-        self.claim.write_turn()  # the fence first
-        self._restore(self.claim.load())
-        self.pauses.send_answer(question)
+    def answer(self, key: str) -> None:
+        """Send the answer to a paused task's question, then follow the task as a turn."""
+        with self._reply_closed_at_end():
+            question = self.questions.get(key)
+            if lifecycle.after_answer_task(question, self.turn.id) != Next.SEND_ANSWER:
+                return
+            assert question is not None
+            self.claim.write_turn()  # the fence first
+            self._restore(self.claim.load())
+            self.pauses.send_answer(question)
 
     def stop(self) -> None:
         """A person stopped the turn: cancel its task, end the reply and any prompt, say so.
@@ -291,12 +219,47 @@ class TurnRun:
         """
         who = self.turn.stopped_by
         assert who is not None
-        checkpoint = self.claim.load()
-        self.claim.write_turn()  # the fence first: the carrier it was taken from writes no more
+        if self._carry_on(self.claim.load()):
+            self.ending.stopped(who, self.follower.task_of_the_message)
+
+    @contextmanager
+    def _reply_closed_at_end(self) -> Iterator[None]:
+        """However the run ends (a failure too), its reply stops writing to the thread."""
+        try:
+            yield
+        finally:
+            self.carried.reply.close()
+
+    def _carry_on(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> bool:
+        """Carry on from ``checkpoint``; False when its end was being told (the turn is ended now).
+
+        The fence is written first: the carrier before (dead, stalled, or the
+        one a stop took the turn from) can write no more.
+        """
+        self.claim.write_turn()
         if self.ending.ended_already(checkpoint):
-            return
-        self._restore(checkpoint)
-        self.ending.stopped(who, self.follower.task_of_the_message)
+            return False
+        self._restore(checkpoint, taken_over)
+        return True
+
+    def _begin(self) -> None:
+        """Carry a turn that no checkpoint holds: from its first send."""
+        # One write: the fence, running, and begun (a function that takes over
+        # later cannot know whether this one reached the agent).
+        self.claim.write_turn(
+            status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
+        )
+        self._show_working()
+        if self.turn.trigger and self.turn.title:
+            title = agent_session.title_for(self.turn.title)
+            if title:
+                self.thread_status.rename(title)  # the thread an alert began is named after it
+        self.carried.reply.working()
+        self.carried.machine = self._new_machine()
+        *earlier, first = first_events(attempted=self.turn.attempted)
+        for event in earlier:
+            self.carried.machine.handle(event, self.clock.time())
+        self._run(self.follower.handle(first))
 
     # The loop -------------------------------------------------------------------
 
@@ -307,7 +270,7 @@ class TurnRun:
                 self.claim.hand_over(self.carried, self._checkpoint_now)
                 return
             action = pending.popleft()
-            self.fence.check()
+            self.claim.fence.check()
             match action:
                 case ReadCard():
                     pending.extend(self.follower.read_card())
@@ -320,7 +283,7 @@ class TurnRun:
                 case LookUp():
                     pending.extend(self.follower.look_up())
                 case Cancel(notice=notice):
-                    self.carried.telling.ends_with(_outcome_in(pending))
+                    self.carried.telling.ends_with(outcome_of(pending))
                     self.ending.cancel(notice)
                 case WaitUntil(at=at, timer=timer):
                     wait = at - self.clock.time()
@@ -333,15 +296,14 @@ class TurnRun:
                         self.claim.sleep_until(at, timer, self.carried, self._checkpoint_now)
                         return
                 case Notify(text=text):
-                    self.carried.telling.ends_with(_outcome_in(pending))
+                    self.carried.telling.ends_with(outcome_of(pending))
                     self.ending.tell(text)
                 case Finish(outcome=outcome):
                     self.ending.finish(outcome, pause=self.pauses.pause)
                     return
         if self.carried.machine.state.phase == Phase.FOLLOW:
-            self.claim.hand_over(
-                self.carried, self._checkpoint_now
-            )  # the stream was cut at the deadline, still open
+            # the stream was cut at the deadline, still open
+            self.claim.hand_over(self.carried, self._checkpoint_now)
 
     def _show_working(self) -> None:
         show_working(self.thread_status, self.turn)
@@ -356,7 +318,7 @@ class TurnRun:
         if checkpoint is None:
             return
         answering = self.questions.get(checkpoint.answering)
-        timed = timings(self.settings, self.binding)
+        timed = turn_timings(self.settings, self.binding)
         self.carried.restore(checkpoint, answering, timed, self.turn.shown_steps, taken_over)
         sessions.follow(self.session, self.carried.machine.state.task_id)
 
@@ -368,9 +330,6 @@ class TurnRun:
         # The give-up clock starts when the turn is first carried, not when it
         # began to wait behind another turn of the thread.
         has_context = self.session.context_id is not None
-        return new_machine(self.clock.time(), has_context, timings(self.settings, self.binding))
-
-
-def _outcome_in(actions: deque[Action]) -> str | None:
-    """The outcome of the ``Finish`` among ``actions``, if they end the turn."""
-    return next((action.outcome for action in actions if isinstance(action, Finish)), None)
+        return new_machine(
+            self.clock.time(), has_context, turn_timings(self.settings, self.binding)
+        )

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
+from shared.config import Binding
 from shared.core import agent_session
 from shared.core.questions import OpenQuestion
 from shared.core.reply import ReplyAssembler
@@ -21,6 +22,7 @@ from shared.core.task_view import TaskView
 from shared.core.telling import Telling
 from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
 from shared.ports import Chat
+from shared.settings import Settings
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
@@ -109,6 +111,32 @@ def new_reply(
         keep_shown_steps=keep_shown_steps,
         status=status,
         budget=deps.slack_budget,
+    )
+
+
+def thread_status(deps: Deps, turn: Turn, chat: Chat) -> ThreadStatus:
+    """The agent session of ``turn``'s thread in Slack, shown through ``chat``."""
+    return ThreadStatus(
+        chat,
+        turn.channel,
+        turn.thread_ts,
+        deps.agent_sessions,
+        budget=deps.slack_budget,
+        team=turn.team,
+    )
+
+
+def turn_timings(settings: Settings, binding: Binding) -> TurnTimings:
+    """The machine's delays, from the settings, and the Binding's longest turn."""
+    return TurnTimings(
+        backoff_start=settings.backoff_start_seconds,
+        backoff_cap=settings.backoff_cap_seconds,
+        poll_cap=settings.poll_cap_seconds,
+        busy_notice_after=settings.busy_notice_seconds,
+        give_up_after=settings.give_up_seconds,
+        no_sign_of_life=settings.no_sign_of_life_seconds,
+        reread_after_drop=settings.reread_after_drop_seconds,
+        max_turn=binding.max_turn.total_seconds(),
     )
 
 

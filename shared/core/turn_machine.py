@@ -68,6 +68,7 @@ deterministic under test.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
@@ -703,6 +704,21 @@ class TurnMachine:
     def _finish(self, outcome: str) -> list[Action]:
         self.state.phase = Phase.DONE
         return [Finish(outcome)]
+
+
+def first_events(attempted: bool) -> list[Event]:
+    """The events a turn that no checkpoint holds begins with: the card is read first.
+
+    ``attempted``: an earlier function began the turn and died before its
+    first checkpoint, so whether the agent got it is unknown.
+    """
+    started = Started(protocol="", can_subscribe=True)
+    return [started, CallFailed(Failure.UNKNOWN)] if attempted else [started]
+
+
+def outcome_of(actions: Iterable[Action]) -> str | None:
+    """The outcome of the ``Finish`` among ``actions``, if they end the turn."""
+    return next((action.outcome for action in actions if isinstance(action, Finish)), None)
 
 
 def _stream_gone(state: TurnState) -> None:

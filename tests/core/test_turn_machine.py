@@ -60,6 +60,8 @@ from shared.core.turn_machine import (
     TurnTimings,
     Unpaused,
     WaitUntil,
+    first_events,
+    outcome_of,
 )
 
 DEFAULT = TurnTimings()
@@ -1417,3 +1419,33 @@ def test_the_machine_reads_each_kind_of_event() -> None:
     ]
     for event, seen in events:
         assert StreamEventSeen.of(event) == seen
+
+
+def test_a_turn_no_checkpoint_holds_begins_with_its_card_read() -> None:
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True), DEFAULT)
+    assert first_events(attempted=False) == [Started(protocol="", can_subscribe=True)]
+    assert machine.handle(first_events(attempted=False)[0], 0.0) == [ReadCard()]
+
+
+def test_a_turn_begun_by_a_function_that_died_is_looked_up_after_its_card() -> None:
+    """Whether the agent got it is unknown: never sent into its context again unlooked."""
+    machine = TurnMachine(TurnState(started_at=0.0, has_context=True), DEFAULT)
+    *earlier, first = first_events(attempted=True)
+    assert first == CallFailed(Failure.UNKNOWN)
+    for event in earlier:
+        machine.handle(event, 0.0)
+    assert [type(action) for action in machine.handle(first, 0.0)] == [WaitUntil]
+
+
+@pytest.mark.parametrize(
+    ("actions", "outcome"),
+    [
+        ([Notify("busy"), WaitUntil(1.0, WaitTimer(1))], None),
+        ([Cancel(notices.NO_SIGN_OF_LIFE), Finish("no_sign_of_life")], "no_sign_of_life"),
+        ([], None),
+    ],
+)
+def test_the_outcome_that_pending_actions_end_the_turn_with(
+    actions: list[Action], outcome: str | None
+) -> None:
+    assert outcome_of(actions) == outcome
