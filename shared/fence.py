@@ -19,19 +19,22 @@ taken before the write (the lease is the writer's now plus its length), less
 a margin for the clocks of other instances. Another function can take the turn over only once that
 lease has run out in Firestore's time, so a function that stalled past it
 stops at its next side effect instead of posting, sending or answering
-again. Every blocking call has a timeout of its own (Firestore's, Slack's
+again. A Slack call that waits out a rate limit is checked again before
+each retry (``shared.slack.retry``). Every blocking call has a timeout of its own (Firestore's, Slack's
 30 s, the agent's header and idle timeouts, the stream's ``until``), so a
 function never waits unboundedly before it checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 from shared.errors import Superseded
 from shared.ports import Blocks, Chat, ChatAnswer, Clock
+from shared.slack.retry import checked_before_retries
 
 SKEW_MARGIN = timedelta(seconds=5)
 """Taken off every lease (a tenth of a shorter one): how far other instances' clocks may be ahead."""
@@ -112,12 +115,16 @@ class FencedChat:
         self._chat = chat
         self._fence = fence
 
-    def _fence_card_change(self, changes_a_card: bool) -> None:
+    def _card_check(self, changes_a_card: bool) -> Callable[[], None]:
         """A call that shows a step's card reads the session first; text alone, the time."""
-        if changes_a_card:
-            self._fence.confirm()
-        else:
-            self._fence.check()
+        return self._fence.confirm if changes_a_card else self._fence.check
+
+    @contextmanager
+    def _checked(self, check: Callable[[], None]) -> Iterator[None]:
+        """``check`` before the call, and again before each retry after a rate limit's wait."""
+        check()
+        with checked_before_retries(check):
+            yield
 
     def chat_postMessage(
         self,
@@ -133,19 +140,19 @@ class FencedChat:
         unfurl_media: bool | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> ChatAnswer:
-        self._fence.confirm()
-        return self._chat.chat_postMessage(
-            channel=channel,
-            text=text,
-            blocks=blocks,
-            thread_ts=thread_ts,
-            markdown_text=markdown_text,
-            parse=parse,
-            link_names=link_names,
-            unfurl_links=unfurl_links,
-            unfurl_media=unfurl_media,
-            metadata=metadata,
-        )
+        with self._checked(self._fence.confirm):
+            return self._chat.chat_postMessage(
+                channel=channel,
+                text=text,
+                blocks=blocks,
+                thread_ts=thread_ts,
+                markdown_text=markdown_text,
+                parse=parse,
+                link_names=link_names,
+                unfurl_links=unfurl_links,
+                unfurl_media=unfurl_media,
+                metadata=metadata,
+            )
 
     def conversations_replies(
         self,
@@ -176,18 +183,18 @@ class FencedChat:
         blocks: Blocks | None = None,
         markdown_text: str | None = None,
     ) -> ChatAnswer:
-        self._fence_card_change(has_card(blocks, "task_card"))
-        return self._chat.chat_update(
-            channel=channel, ts=ts, text=text, blocks=blocks, markdown_text=markdown_text
-        )
+        with self._checked(self._card_check(has_card(blocks, "task_card"))):
+            return self._chat.chat_update(
+                channel=channel, ts=ts, text=text, blocks=blocks, markdown_text=markdown_text
+            )
 
     def chat_postEphemeral(
         self, *, channel: str, user: str, text: str | None = None, thread_ts: str | None = None
     ) -> ChatAnswer:
-        self._fence.check()
-        return self._chat.chat_postEphemeral(
-            channel=channel, user=user, text=text, thread_ts=thread_ts
-        )
+        with self._checked(self._fence.check):
+            return self._chat.chat_postEphemeral(
+                channel=channel, user=user, text=text, thread_ts=thread_ts
+            )
 
     def chat_startStream(
         self,
@@ -198,20 +205,20 @@ class FencedChat:
         recipient_user_id: str | None = None,
         chunks: Blocks | None = None,
     ) -> ChatAnswer:
-        self._fence.confirm()
-        return self._chat.chat_startStream(
-            channel=channel,
-            thread_ts=thread_ts,
-            recipient_team_id=recipient_team_id,
-            recipient_user_id=recipient_user_id,
-            chunks=chunks,
-        )
+        with self._checked(self._fence.confirm):
+            return self._chat.chat_startStream(
+                channel=channel,
+                thread_ts=thread_ts,
+                recipient_team_id=recipient_team_id,
+                recipient_user_id=recipient_user_id,
+                chunks=chunks,
+            )
 
     def chat_appendStream(
         self, *, channel: str, ts: str, chunks: Blocks | None = None
     ) -> ChatAnswer:
-        self._fence_card_change(has_card(chunks, "task_update"))
-        return self._chat.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
+        with self._checked(self._card_check(has_card(chunks, "task_update"))):
+            return self._chat.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
 
     def chat_stopStream(
         self,
@@ -222,18 +229,18 @@ class FencedChat:
         blocks: Blocks | None = None,
         session_status: str | None = None,
     ) -> ChatAnswer:
-        self._fence_card_change(has_card(chunks, "task_update"))
-        return self._chat.chat_stopStream(
-            channel=channel, ts=ts, chunks=chunks, blocks=blocks, session_status=session_status
-        )
+        with self._checked(self._card_check(has_card(chunks, "task_update"))):
+            return self._chat.chat_stopStream(
+                channel=channel, ts=ts, chunks=chunks, blocks=blocks, session_status=session_status
+            )
 
     def assistant_threads_setStatus(
         self, *, channel_id: str, thread_ts: str, status: str
     ) -> ChatAnswer:
-        self._fence.check()
-        return self._chat.assistant_threads_setStatus(
-            channel_id=channel_id, thread_ts=thread_ts, status=status
-        )
+        with self._checked(self._fence.check):
+            return self._chat.assistant_threads_setStatus(
+                channel_id=channel_id, thread_ts=thread_ts, status=status
+            )
 
     def agents_sessions_setStatus(
         self,
@@ -244,26 +251,26 @@ class FencedChat:
         title: str | None = None,
         initiator_user_id: str | None = None,
     ) -> ChatAnswer:
-        self._fence.check()
-        return self._chat.agents_sessions_setStatus(
-            channel_id=channel_id,
-            status=status,
-            thread_ts=thread_ts,
-            title=title,
-            initiator_user_id=initiator_user_id,
-        )
+        with self._checked(self._fence.check):
+            return self._chat.agents_sessions_setStatus(
+                channel_id=channel_id,
+                status=status,
+                thread_ts=thread_ts,
+                title=title,
+                initiator_user_id=initiator_user_id,
+            )
 
     def agents_sessions_rename(
         self, *, channel_id: str, title: str, thread_ts: str | None = None
     ) -> ChatAnswer:
-        self._fence.check()
-        return self._chat.agents_sessions_rename(
-            channel_id=channel_id, title=title, thread_ts=thread_ts
-        )
+        with self._checked(self._fence.check):
+            return self._chat.agents_sessions_rename(
+                channel_id=channel_id, title=title, thread_ts=thread_ts
+            )
 
     def views_open(self, *, trigger_id: str | None = None, view: dict[str, Any]) -> ChatAnswer:
-        self._fence.check()
-        return self._chat.views_open(trigger_id=trigger_id, view=view)
+        with self._checked(self._fence.check):
+            return self._chat.views_open(trigger_id=trigger_id, view=view)
 
     def users_info(self, *, user: str) -> ChatAnswer:
         return self._chat.users_info(user=user)  # a read: no side effect to fence

@@ -17,7 +17,8 @@ microseconds.
 Faults are Slack's: HTTP 429 with Retry-After, which slack_sdk's
 ``RateLimitErrorRetryHandler`` retries up to five times after waiting, so the
 fake waits (virtual time) and retries the same way before it gives up with
-``ratelimited``; 5xx; a stream refused (the reply falls back to posted
+``ratelimited``, checking the fence again before each retry as Kourier's
+handler does (``shared.slack.retry``); 5xx; a stream refused (the reply falls back to posted
 messages); a stream cut early; ``msg_too_long`` below the limit.
 
 Every message keeps who wrote it and, for the oracle, the turn the thread's
@@ -34,6 +35,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from local.sim.world import SECOND, Killed, World, us
+from shared.slack.retry import before_retry
 
 BOT_USER = "U0KOURIER"
 TEAM = "T0KOURIER"
@@ -552,6 +554,7 @@ class SimChat:
                         _ErrorBody("ratelimited", 429, {"Retry-After": str(retry_after)}),
                     )
                 self._wait(retry_after)
+                before_retry()  # as slack_sdk's handler does (``shared.slack.retry``)
                 continue
             if fault == "server_error":
                 world.log("slack.5xx", method)

@@ -3,16 +3,16 @@
 Everything Kourier writes to Slack goes through slack_sdk's WebClient, at
 ``SLACK_API_URL`` with ``SLACK_BOT_TOKEN`` (``shared.bootstrap`` builds the
 one of a process). Rate limits (HTTP 429 with Retry-After) are retried by
-slack_sdk's own handler, in order, so no text is lost or reordered.
+slack_sdk's own handler, in order, so no text is lost or reordered; a fenced
+call is checked again before each retry (``shared.slack.retry``).
 """
 
 from __future__ import annotations
 
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-)
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler
+
+from shared.slack.retry import RateLimitRetry
 
 
 def web_client(api_url: str, token: str) -> WebClient:
@@ -23,6 +23,6 @@ def web_client(api_url: str, token: str) -> WebClient:
         timeout=30,
         retry_handlers=[
             ConnectionErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=5),
+            RateLimitRetry(max_retry_count=5),
         ],
     )

@@ -292,6 +292,40 @@ def test_a_carrier_whose_turn_a_stop_took_changes_no_step_card_while_its_lease_r
     assert chat.calls == ["chat_appendStream", "chat_appendStream"]
 
 
+def test_a_card_change_that_waited_out_a_rate_limit_is_not_retried_once_a_stop_took_the_turn(
+    standin: Any, slack_chat: Chat
+) -> None:
+    # Seeds 153, 224, 373: chat.update of a step's card answered 429 (Retry-After 16 s); the
+    # person stopped the turn meanwhile and the stop's function closed the card; then slack_sdk
+    # retried the carrier's update, checked by the fence only before its first attempt, and
+    # showed the step running again. The fence is checked again before each retry.
+    channel = "C0SHELL0001"
+    card = {"type": "task_card", "task_id": "call-1", "title": "read_runbook", "status": "complete"}
+    running = {**card, "status": "in_progress"}
+    thread_ts = standin.say(channel, "check X").ts
+    posted = slack_chat.chat_postMessage(
+        channel=channel, thread_ts=thread_ts, text="steps", blocks=[card]
+    )
+    standin.set_rate_limit("chat.update", 1, 1.0)
+    slack_chat.chat_update(channel=channel, ts=posted["ts"], text="steps", blocks=[card])
+    checks: list[bool] = []
+
+    def still_ours() -> None:
+        checks.append(True)
+        if len(checks) > 1:  # the stop took the turn while the update waited
+            raise Superseded("a stop took the turn")
+
+    clock = ManualClock()
+    fence = Fence(clock, clock.seconds, timedelta(seconds=540), still_ours)  # type: ignore[arg-type]
+    fenced = FencedChat(slack_chat, fence)
+    with pytest.raises(Superseded):
+        fenced.chat_update(channel=channel, ts=posted["ts"], text="steps", blocks=[running])
+
+    assert len(checks) == 2  # before the call, and before its retry
+    [message] = [m for m in standin.thread(channel, thread_ts) if m.ts == posted["ts"]]
+    assert [block["status"] for block in message.blocks] == ["complete"]
+
+
 class StoppedWhileLookingUp:
     """Slack, whose users.info answers only after ``during`` ran (a 429's Retry-After wait)."""
 

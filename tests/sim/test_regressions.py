@@ -41,7 +41,9 @@ after its last checkpoint, kept by the taker) and 8437 (the cancel notice told
 again after a Slack 5xx), found in seeds 3001..10000, failed on main at 69f2d47.
 Seeds 93, 741 and 2859 (a step its dead carrier closed "continued below" after the
 last checkpoint, before it posted the step's card; the stop's function, from that
-checkpoint, never closed it) failed on main at 85ce02e.
+checkpoint, never closed it) failed on main at 85ce02e. So did seeds 82, 153, 224 and
+373 (a carrier's chat.update of a step's card answered 429; the stop's function closed
+the card during the wait, and slack_sdk's retry showed it running again).
 """
 
 from __future__ import annotations
@@ -242,6 +244,30 @@ FINDINGS = [
         "S3 step once",
         "C0SIM2-1700000066.827869",
         id="S3-a-step-closed-continued-below-by-a-dead-carrier-2859",
+    ),
+    pytest.param(
+        82,
+        "S3 step running",
+        "C0SIM1-1700000464.525953",
+        id="S3-a-card-change-retried-after-a-stop-took-the-turn-82",
+    ),
+    pytest.param(
+        153,
+        "S3 step running",
+        "C0SIM2-1700000231.619995",
+        id="S3-a-card-change-retried-after-a-stop-took-the-turn-153",
+    ),
+    pytest.param(
+        224,
+        "S3 step running",
+        "C0SIM1-1700000297.408447",
+        id="S3-a-card-change-retried-after-a-stop-took-the-turn-224",
+    ),
+    pytest.param(
+        373,
+        "S3 step running",
+        "C0SIM3-1700000007.769930",
+        id="S3-a-card-change-retried-after-a-stop-took-the-turn-373",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

@@ -35,7 +35,8 @@ KNOWN = {
             "to continue) before the Slack call, and a function taking over shows a step "
             "recorded final only there (again, in its open stream), closes there one recorded "
             "running, and stops a stream the one that died stopped: 18 in 1..3000, vs 65; 11 "
-            "since or1, where a step recorded running or closed to continue that the "
+            "since or1 and 8 since or2 (see S3 step running), where a step recorded running "
+            "or closed to continue that the "
             "checkpoint does not know runs in the taker too, which closes it (seeds 93, 741, "
             "2859: a stop ended the reply with it only 'continued below'). Left: a message "
             "that no checkpoint names, posted or streamed by a carrier that died or that a "
@@ -47,9 +48,12 @@ KNOWN = {
         "",
         (
             "a step left running in a message no checkpoint names (see S3 step once): 15 in "
-            "1..3000 since step6, vs 94; e.g. seed 246, a card posted running by the live "
-            "carrier while a person's stop was taken, closed by the stop's function from the "
-            "checkpoint before it"
+            "1..3000 since step6, vs 94; 11 since or2, where a Slack call that waited out a "
+            "429 is fenced again before its retry (seeds 82, 153, 224, 373: the carrier's "
+            "card update, retried after the stop's function closed the card, showed it "
+            "running again). E.g. seed 246, a card posted running by the live carrier while "
+            "a person's stop was taken, closed by the stop's function from the checkpoint "
+            "before it"
         ),
     ),
     "S3 first result": (
