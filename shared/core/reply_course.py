@@ -7,6 +7,8 @@ when, is decided by ``shared.slack.pacing``, ``shared.slack.layout`` and
 ``shared.slack.timetable``; this module decides the rest, over the reply's
 state passed in as plain values, and the reply carries it out:
 
+- *Whether it streams at all* (``streams``): outside a direct message a
+  stream needs a person to stream to.
 - *A change to text already shown* (``on_replace``): a stream cannot take
   text back, so once some went out the reply falls back; until then the
   queued text is taken back and queued anew.
@@ -23,6 +25,9 @@ state passed in as plain values, and the reply carries it out:
   queued (no stream may start yet) is posted whole, and steps a rollover
   continued are closed in a stream started for them, or posted when none
   may start.
+- *A person's stop* (``on_stop``): Slack stopped the thread's streams
+  for the click; one it did not is stopped, each running step closed with
+  no result. What waited to be sent is dropped.
 - *A take-over* (``on_take_over``): the function before died after its
   checkpoint. It may have edited any message since, so each one Slack
   holds is written whole again (a stopped stream's at once, unless the
@@ -65,6 +70,11 @@ class Then(Enum):
     """Start a stream with the steps a rollover continued, to close them (if none may start: fall back)."""
     RAISE = "raise"
     """The error ends the run (a function taking the turn over carries on)."""
+
+
+def streams(recipient_user: str | None, channel: str) -> bool:
+    """Whether a reply may stream: outside a direct message a stream needs the person it answers."""
+    return bool(recipient_user) or channel.startswith("D")
 
 
 def on_replace(fallback: bool, text_shown: bool) -> Then:
@@ -117,6 +127,18 @@ def on_end(streaming: bool, queued: bool, carries_steps: bool) -> Then:
 def written_again_now(fallback: bool, streamed: bool, streaming: bool) -> bool:
     """Whether a message of a reply taken over is written whole at once (see ``on_take_over``)."""
     return not fallback and streamed and not streaming
+
+
+def on_stop(streaming: bool, stopped_by_slack: bool) -> Then:
+    """How a reply a person stopped ends its open stream (it then shows nothing more).
+
+    Args:
+        streaming: A stream is open.
+        stopped_by_slack: Slack stopped it for the click (``streaming_message_ts``).
+    """
+    if not streaming:
+        return Then.NOTHING
+    return Then.GONE if stopped_by_slack else Then.STOP
 
 
 def on_take_over(streaming: bool, closed: str | None) -> Then:

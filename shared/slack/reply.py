@@ -1,29 +1,20 @@
 """Writing a turn's reply into its Slack thread as it streams.
 
 Theory of operation. The answer streams live in Slack's streaming messages
-(chat.startStream, chat.appendStream, chat.stopStream). What is sent when,
-in which batches, and where a message rolls over to the next is decided by
-the pure ``shared.slack.pacing.StreamPacer``; this module makes the Slack
-calls it names and tells it what Slack took. A timer sends what is still
-queued when the agent goes quiet, so nothing waits for the agent's next
-event; what is due at each call and when the timer fires next (status line,
-queue, budget, rollover, layout) is decided by the pure
-``shared.slack.timetable.pump``. All Slack calls happen under one lock, in queue order, so slack_sdk's
-retries of a rate-limited call (HTTP 429, after Retry-After) delay text but
-never lose or reorder it. Besides the pacer's own rollovers (age and size,
-the timer stopping an idle stream in time too), the reply rolls over when
-Slack answers ``msg_too_long`` (it then keeps its messages shorter) or
-``message_not_in_streaming_state`` (a stream Slack already cut). When the
-reply ends, every step still running is closed.
-
-When text already shown changes (a replace, a take-back, a canonical
-snapshot that differs) a stream cannot take it back, and where no stream can
-start (``chat.startStream`` refused, or no person to stream to) there is
-none: the reply falls back to ordinary messages, for good. What each message
-then shows, and when it may be written, is decided by the pure
-``shared.slack.layout.FallbackLayout`` (which holds the reply's messages);
-this module posts and edits the messages it names, and the final state is
-always written.
+(chat.startStream, chat.appendStream, chat.stopStream), or, once text
+already shown changed or no stream can start (refused, or no person to
+stream to), in ordinary messages posted and edited (the fallback, for good).
+This module makes the Slack calls; pure modules decide them, with the time
+passed in: what is sent in which batch and where a message rolls over
+(``shared.slack.pacing.StreamPacer``), what each posted message shows and
+when it may be written (``shared.slack.layout.FallbackLayout``, which holds
+the reply's messages), what is due each time the reply is called or its
+timer fires (``shared.slack.timetable.pump``: a timer sends what is queued
+when the agent goes quiet), and how the reply ends, falls back, rolls over
+after a call Slack refused, or carries on when taken over
+(``shared.core.reply_course``). All Slack calls happen under one lock, in
+queue order, so slack_sdk's retries of a rate-limited call (HTTP 429, after
+Retry-After) delay text but never lose or reorder it.
 
 The thread's agent session shows that the agent works (``ThreadStatus``):
 every stream the reply stops leaves it processing, and the turn sets the
@@ -52,8 +43,7 @@ that takes the turn over continues the same messages. If the function before
 it died, its stream may show text streamed after the state was saved: that
 text is streamed again, and the message is written whole when its stream
 stops, so it shows each part once (step cards are keyed by call ID, so a
-step shown again changes nothing). In the fallback layout it may have edited
-any of its messages since: each one is written whole again.
+step shown again changes nothing).
 """
 
 from __future__ import annotations
@@ -71,7 +61,9 @@ from shared.core.reply_course import (
     on_end,
     on_refusal,
     on_replace,
+    on_stop,
     on_take_over,
+    streams,
     written_again_now,
 )
 from shared.core.step_cards import (
@@ -84,7 +76,7 @@ from shared.core.step_cards import (
     summarize,
     task_update,
 )
-from shared.core.tool_steps import StepFinished, StepStarted
+from shared.core.tool_steps import StepStarted
 from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.layout import FallbackLayout, Message, Write, rewrite_fields
 from shared.slack.markdown import MarkdownStream, neutralise
@@ -111,9 +103,9 @@ KEEP_PROCESSING = "processing"
 """The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
 DEFAULT_LIMITS = ReplyLimits()
 READ_BACK_PAGE = 200
+"""Messages a page of a thread's read-back asks for (Slack's recommended page size)."""
 READ_BACK_ATTEMPTS = 3
 """Reads of a thread before a notice whose showing is unknown is posted anyway."""
-"""Messages a page of a thread's read-back asks for (Slack's recommended page size)."""
 
 
 class ThreadReply:
@@ -188,7 +180,7 @@ class ThreadReply:
         self._pacer = StreamPacer(limits)
         self._layout = FallbackLayout(limits)
         self._steps = StepCards()
-        self._fallback = not recipient_user and not channel.startswith("D")
+        self._fallback = not streams(recipient_user, channel)
         self._status_at: float | None = None
         self._halted = False
         """A person stopped the turn: nothing more of the answer is shown."""
@@ -196,18 +188,12 @@ class ThreadReply:
     # What the turn engine calls ------------------------------------------------
 
     def show(self, changes: list[ReplyChange]) -> None:
-        """Show what ``ReplyAssembler.feed`` or ``finish`` returned, in order."""
+        """Show what ``ReplyAssembler.feed`` or ``finish`` returned: each change, then what is due."""
         for change in changes:
-            if isinstance(change, TextAppended):
-                self.append(change.text)
-            elif isinstance(change, TextReplaced):
-                self.replace(change.text)
-            elif isinstance(change, StepStarted):
-                self.step_started(change.call_id, change.name, summarize(change.args))
-            elif isinstance(change, StepFinished):
-                self.step_finished(
-                    change.call_id, change.name, change.ok, summarize(change.response)
-                )
+            with self._lock:
+                self._raise_failure()
+                if self._take(change):
+                    self._pump()
 
     def working(self) -> None:
         """Show that the agent is working on the thread's message."""
@@ -215,49 +201,6 @@ class ThreadReply:
             self._raise_failure()
             if not self._layout.posted():
                 self._set_status()
-            self._pump()
-
-    def append(self, text: str) -> None:
-        """Add text to the end of the answer."""
-        with self._lock:
-            self._raise_failure()
-            self._answer += text
-            if not self._fallback:
-                self._pacer.add_text(self._markdown.feed(text))
-            self._pump()
-
-    def replace(self, text: str) -> None:
-        """The answer is now ``text``: text already shown changed."""
-        with self._lock:
-            self._raise_failure()
-            if text == self._answer:
-                return
-            self._answer = text
-            then = on_replace(
-                self._fallback, any(message.text for message in self._layout.messages)
-            )
-            if then is Then.FALL_BACK:
-                self._fall_back()
-            elif then is Then.TAKE_BACK:
-                self._pacer.take_back_text()
-                self._markdown = MarkdownStream()
-                self._pacer.add_text(self._markdown.feed(text))
-            self._pump()
-
-    def step_started(self, call_id: str, name: str, details: str) -> None:
-        """A tool call began: its step shows, running."""
-        with self._lock:
-            self._raise_failure()
-            if self._steps.start(call_id, neutralise(name), neutralise(details)):
-                self._show_step(call_id)
-            self._pump()
-
-    def step_finished(self, call_id: str, name: str, ok: bool, output: str) -> None:
-        """A tool call returned (or failed): its step is done."""
-        with self._lock:
-            self._raise_failure()
-            if self._steps.finish(call_id, neutralise(name), ok, neutralise(output)):
-                self._show_step(call_id)
             self._pump()
 
     def notice(
@@ -356,10 +299,13 @@ class ThreadReply:
             self._halted = True
             self._pacer.abandon()
             stream = self._layout.stream()
-            if stream is not None and stream.ts in stopped_streams:
+            then = on_stop(stream is not None, stream is not None and stream.ts in stopped_streams)
+            if then is Then.GONE:
+                assert stream is not None
                 stream.streaming = False
                 self._pacer.stop(stream.ts)
-            elif stream is not None:
+            elif then is Then.STOP:
+                assert stream is not None
                 self._stop(stream, self._pacer.stop(stream.ts, output=output, status=status))
             self._steps.close_unfinished(status, output)
             if self._fallback:
@@ -515,6 +461,34 @@ class ThreadReply:
             self._status_at = self._clock.time()
 
     # Streaming ------------------------------------------------------------------
+
+    def _take(self, change: ReplyChange) -> bool:
+        """Take ``change`` into the answer and its steps; False when it changes nothing."""
+        if isinstance(change, TextAppended):
+            self._answer += change.text
+            if not self._fallback:
+                self._pacer.add_text(self._markdown.feed(change.text))
+        elif isinstance(change, TextReplaced):
+            if change.text == self._answer:
+                return False
+            self._answer = change.text
+            shown = any(message.text for message in self._layout.messages)
+            then = on_replace(self._fallback, shown)
+            if then is Then.FALL_BACK:
+                self._fall_back()
+            elif then is Then.TAKE_BACK:
+                self._pacer.take_back_text()
+                self._markdown = MarkdownStream()
+                self._pacer.add_text(self._markdown.feed(change.text))
+        elif isinstance(change, StepStarted):
+            details = neutralise(summarize(change.args))
+            if self._steps.start(change.call_id, neutralise(change.name), details):
+                self._show_step(change.call_id)
+        else:
+            output = neutralise(summarize(change.response))
+            if self._steps.finish(change.call_id, neutralise(change.name), change.ok, output):
+                self._show_step(change.call_id)
+        return True
 
     def _show_step(self, call_id: str) -> None:
         if self._fallback:

@@ -16,10 +16,25 @@ from shared.core.reply_course import (
     on_end,
     on_refusal,
     on_replace,
+    on_stop,
     on_take_over,
+    streams,
     written_again_now,
 )
 from shared.core.step_cards import CONTINUED, CONTINUED_BELOW
+
+
+@pytest.mark.parametrize(
+    ("recipient_user", "channel", "streamed"),
+    [
+        ("U1", "C1", True),
+        (None, "C1", False),  # no person to stream to: posted and edited
+        ("", "C1", False),
+        (None, "D1", True),  # a direct message streams to its person
+    ],
+)
+def test_whether_a_reply_streams(recipient_user: str | None, channel: str, streamed: bool) -> None:
+    assert streams(recipient_user, channel) is streamed
 
 
 @pytest.mark.parametrize(
@@ -77,6 +92,20 @@ def test_how_a_streamed_reply_ends(
     streaming: bool, queued: bool, carries_steps: bool, then: Then
 ) -> None:
     assert on_end(streaming, queued, carries_steps) is then
+
+
+@pytest.mark.parametrize(
+    ("streaming", "stopped_by_slack", "then"),
+    [
+        (True, True, Then.GONE),  # Slack stopped it for the click: no call
+        (True, False, Then.STOP),  # a stream Slack did not stop is stopped
+        (False, False, Then.NOTHING),
+    ],
+)
+def test_how_a_reply_a_person_stopped_ends_its_stream(
+    streaming: bool, stopped_by_slack: bool, then: Then
+) -> None:
+    assert on_stop(streaming, stopped_by_slack) is then
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from local.slack_standin.client import SlackStandin
 from shared.core import notices
 from shared.core.model import StreamEvent
 from shared.core.redaction import mark
-from shared.core.reply import ReplyAssembler
+from shared.core.reply import ReplyAssembler, TextAppended
 from shared.feedback import feedback_blocks
 from shared.slack.layout import EMPTIED
 from shared.slack.pacing import ReplyLimits
@@ -356,7 +356,7 @@ def test_the_status_is_set_again_while_nothing_is_posted_and_never_after(
 
         reply.working()
         standin.wait_for(lambda: len(standin.calls("assistant.threads.setStatus")) >= 3, timeout=30)
-        reply.append("Here it is.")
+        reply.show([TextAppended("Here it is.")])
         reply.finish()
         time.sleep(1.0)
     finally:
@@ -382,7 +382,7 @@ def test_a_reply_closed_after_its_run_failed_calls_slack_no_more(
         standin.fail("chat.startStream")  # the reply falls back to ordinary messages,
         standin.fail("chat.postMessage")  # and Slack refuses those too
         with pytest.raises(SlackApiError):
-            reply.append("Here it is.")
+            reply.show([TextAppended("Here it is.")])
 
         reply.close()
         calls = len(standin.calls())

@@ -18,6 +18,8 @@ from slack_sdk import WebClient
 
 from local.slack_standin.client import SlackStandin
 from shared.core import agent_session
+from shared.core.reply import TextAppended
+from shared.core.tool_steps import StepFinished, StepStarted
 from shared.errors import DocumentExists, PreconditionFailed
 from shared.ports import Snapshot
 from shared.slack.pacing import ReplyLimits
@@ -98,10 +100,10 @@ def test_an_answer_complete_before_a_stream_may_start_is_posted_whole(
 ) -> None:
     reply = new_reply(slack, thread_ts, spent("chat.startStream", time.time() + 600))
     reply.working()
-    reply.append("The checkout service ")
-    reply.step_started("call-1", "restart", "checkout")
-    reply.step_finished("call-1", "restart", True, "restarted")
-    reply.append("is back.")
+    reply.show([TextAppended("The checkout service ")])
+    reply.show([StepStarted("call-1", "restart", "checkout")])
+    reply.show([StepFinished("call-1", "restart", True, "restarted")])
+    reply.show([TextAppended("is back.")])
     reply.finish()
     (message,) = bot_replies(standin, thread_ts)
     assert message.stream is None
@@ -116,14 +118,14 @@ def test_text_queued_while_no_stream_may_start_streams_once_a_start_frees_unprom
     frees_at = time.time() + SOON
     reply = new_reply(slack, thread_ts, spent("chat.startStream", frees_at))
     reply.working()
-    reply.append("First words, then more.")  # and nothing more until the stream shows
+    reply.show([TextAppended("First words, then more.")])  # and nothing more until the stream shows
     assert not standin.calls("chat.startStream")
 
     def streaming() -> bool:
         return any(m.stream == "streaming" for m in bot_replies(standin, thread_ts))
 
     standin.wait_for(streaming, timeout=60, interval=0.1)
-    reply.append(" The end.")
+    reply.show([TextAppended(" The end.")])
     reply.finish()
     (message,) = bot_replies(standin, thread_ts)
     assert message.stream == "stopped"
@@ -137,7 +139,7 @@ def test_a_stream_stops_only_once_the_budget_allows_it(
 ) -> None:
     frees_at = time.time() + SOON
     reply = new_reply(slack, thread_ts, spent("chat.stopStream", frees_at))
-    reply.append("An answer that streams.")
+    reply.show([TextAppended("An answer that streams.")])
     reply.finish()
     (message,) = bot_replies(standin, thread_ts)
     assert message.stream == "stopped" and message.text == "An answer that streams."
