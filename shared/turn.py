@@ -108,6 +108,7 @@ class TurnRun:
         if binding is None:  # the engine ends such turns before it carries them
             raise ConfigError(f"binding {turn.binding!r} is no longer configured")
         self.binding = binding
+        self.timings = turn_timings(deps.settings, binding)
         self.backend = deps.config.backend(binding.agent_backend)
         self.client = AgentClient(
             self.backend,
@@ -250,10 +251,9 @@ class TurnRun:
             status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
         )
         self._show_working()
-        if self.turn.trigger and self.turn.title:
-            title = agent_session.title_for(self.turn.title)
-            if title:
-                self.thread_status.rename(title)  # the thread an alert began is named after it
+        title = agent_session.alert_title(self.turn.trigger, self.turn.title)
+        if title:
+            self.thread_status.rename(title)  # the thread an alert began is named after it
         self.carried.reply.working()
         self.carried.machine = self._new_machine()
         *earlier, first = first_events(attempted=self.turn.attempted)
@@ -318,8 +318,7 @@ class TurnRun:
         if checkpoint is None:
             return
         answering = self.questions.get(checkpoint.answering)
-        timed = turn_timings(self.settings, self.binding)
-        self.carried.restore(checkpoint, answering, timed, self.turn.shown_steps, taken_over)
+        self.carried.restore(checkpoint, answering, self.timings, self.turn.shown_steps, taken_over)
         sessions.follow(self.session, self.carried.machine.state.task_id)
 
     def _new_reply(self) -> ThreadReply:
@@ -330,6 +329,4 @@ class TurnRun:
         # The give-up clock starts when the turn is first carried, not when it
         # began to wait behind another turn of the thread.
         has_context = self.session.context_id is not None
-        return new_machine(
-            self.clock.time(), has_context, turn_timings(self.settings, self.binding)
-        )
+        return new_machine(self.clock.time(), has_context, self.timings)

@@ -77,6 +77,14 @@ def working(author: str | None, text: str) -> StatusUpdate:
     return StatusUpdate(SessionStatus.PROCESSING, initiator=author or None, title=title_for(text))
 
 
+def alert_title(trigger: str | None, title: str | None) -> str | None:
+    """The title of a thread an alert began (``trigger``), if its ``title`` leaves one.
+
+    A thread a person began keeps the title its first status gave it.
+    """
+    return title_for(title) if trigger and title else None
+
+
 def waiting() -> StatusUpdate:
     """The task waits in input-required on a question or an approval."""
     return StatusUpdate(SessionStatus.SUSPENDED)

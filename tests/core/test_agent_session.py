@@ -122,3 +122,18 @@ def test_a_stop_is_for_the_turn_running_when_it_was_pressed(
     started: datetime | None, reached: bool
 ) -> None:
     assert agent_session.stop_reaches(started, AT) is reached
+
+
+@pytest.mark.parametrize(
+    ("trigger", "title", "renamed"),
+    [
+        ("pagerduty", "Checkout is down <@U1>", "Checkout is down"),
+        ("pagerduty", None, None),
+        ("pagerduty", "<@U1>", None),  # nothing left of it
+        (None, "Checkout is down", None),  # a person's thread keeps its title
+    ],
+)
+def test_a_thread_an_alert_began_is_named_after_it(
+    trigger: str | None, title: str | None, renamed: str | None
+) -> None:
+    assert agent_session.alert_title(trigger, title) == renamed
