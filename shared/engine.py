@@ -35,6 +35,7 @@ from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.reply import ThreadReply
+from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
 from shared.turn_carried import new_reply, thread_status
@@ -139,6 +140,7 @@ def _carry(
         reply.restore(checkpoint.slack, taken_over=True)
     _tell_end(
         reply,
+        ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
         turn,
         "binding_gone",
         notices.turn_failed(notices.BINDING_GONE),
@@ -215,6 +217,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     reply = new_reply(deps, turn, deps.chat, status)
     _tell_end(
         reply,
+        ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
         turn,
         "kept_failing",
         notices.turn_failed(notices.KEPT_FAILING),
@@ -238,6 +241,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
 
 def _tell_end(
     reply: ThreadReply,
+    thread: ThreadReadBack,
     turn: Turn,
     outcome: str,
     notice: str,
@@ -255,7 +259,7 @@ def _tell_end(
     notice posted only if no message carries its mark (``tell_if_untold``).
     """
     if told:
-        tell_if_untold(reply, turn, outcome, notice)
+        tell_if_untold(reply, thread, turn, outcome, notice)
         return
     record(True)
     try:

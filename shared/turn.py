@@ -73,6 +73,7 @@ from shared.errors import ConfigError
 from shared.fence import FencedChat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.slack.reply import ThreadReply
+from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import Turn
 from shared.turn_carried import (
     Carried,
@@ -145,6 +146,7 @@ class TurnRun:
             self.client,
             questions=self.questions,
             thread_status=self.thread_status,
+            thread=ThreadReadBack(self.chat, turn.channel, turn.thread_ts),
             clock=deps.clock,
             agent_name=self.backend.name,
             checkpoint_now=self._checkpoint_now,

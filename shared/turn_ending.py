@@ -38,6 +38,7 @@ from shared.ports import Clock
 from shared.questions import TurnQuestions
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
+from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn_carried import Carried, CheckpointNow
 from shared.turn_claim import TurnClaim
@@ -46,7 +47,12 @@ log = structlog.get_logger()
 
 
 def tell_if_untold(
-    reply: ThreadReply, turn: Turn, outcome: str, notice: str, who: str | None = None
+    reply: ThreadReply,
+    thread: ThreadReadBack,
+    turn: Turn,
+    outcome: str,
+    notice: str,
+    who: str | None = None,
 ) -> None:
     """A taker's telling of ``turn``'s end (``outcome``), which a function that died was telling.
 
@@ -56,7 +62,7 @@ def tell_if_untold(
     (``shared.core.telling``).
     """
     wanted = mark(turn.id, outcome)
-    if untold(reply.read_back(since=turn.ts or None), wanted):
+    if untold(thread.read_back(since=turn.ts or None), wanted):
         log.info("turn_end_told_by_taker", turn=turn.id, outcome=outcome)
         reply.notice(notice, who, metadata=wanted)
 
@@ -72,6 +78,7 @@ class TurnEnding:
         *,
         questions: TurnQuestions,
         thread_status: ThreadStatus,
+        thread: ThreadReadBack,
         clock: Clock,
         agent_name: str,
         checkpoint_now: CheckpointNow,
@@ -79,6 +86,8 @@ class TurnEnding:
         self.carried, self.claim, self.client = carried, claim, client
         self.turn = claim.turn
         self.questions, self.thread_status, self.clock = questions, thread_status, clock
+        self.thread = thread
+        """The thread read back, by a taker that finds the end being told (``tell_if_untold``)."""
         self.agent_name = agent_name
         """The agent's name, in the feedback an answer offers."""
         self._checkpoint_now = checkpoint_now
@@ -159,6 +168,7 @@ class TurnEnding:
         if checkpoint.notice is not None:
             tell_if_untold(
                 self.carried.reply,
+                self.thread,
                 self.turn,
                 checkpoint.told,
                 checkpoint.notice,

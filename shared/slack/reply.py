@@ -102,10 +102,6 @@ log = structlog.get_logger()
 KEEP_PROCESSING = "processing"
 """The session status every chat.stopStream of the reply leaves (the turn sets the next one)."""
 DEFAULT_LIMITS = ReplyLimits()
-READ_BACK_PAGE = 200
-"""Messages a page of a thread's read-back asks for (Slack's recommended page size)."""
-READ_BACK_ATTEMPTS = 3
-"""Reads of a thread before a notice whose showing is unknown is posted anyway."""
 
 
 class ThreadReply:
@@ -219,37 +215,6 @@ class ThreadReply:
                 metadata=metadata,
                 **notice_message(text, who),
             )
-
-    def read_back(self, since: str | None) -> list[dict[str, Any]] | None:
-        """The thread's messages after ``since`` (all: None), with their metadata; None if unread.
-
-        Read page by page (``conversations.replies``), tried ``READ_BACK_ATTEMPTS``
-        times; when Slack keeps failing, None, so that the caller does not take
-        "unread" for "absent".
-        """
-        for _ in range(READ_BACK_ATTEMPTS):
-            try:
-                return self._read_thread(since)
-            except SlackApiError as error:
-                log.warning("thread_read_back_failed", error=error.response.get("error"))
-        return None
-
-    def _read_thread(self, since: str | None) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = []
-        cursor: str | None = None
-        while True:
-            page = self._client.conversations_replies(
-                channel=self._channel,
-                ts=self._thread_ts,
-                cursor=cursor,
-                include_all_metadata=True,
-                limit=READ_BACK_PAGE,
-                oldest=since or None,
-            )
-            messages.extend(page["messages"] or [])
-            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-            if cursor is None:
-                return messages
 
     def finish(self, blocks: Blocks = (), *, paused: bool = False) -> None:
         """The answer is complete: write all of it, close every step, stop streaming.
