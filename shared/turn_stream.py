@@ -264,7 +264,7 @@ class StreamFollower:
         self.claim.change_session(LearnContext(context_id, self.carried.binds_to))
         self.carried.binds_to = None
         if changed:
-            self.carried.reply.notice(notices.CONTEXT_CHANGED_NOTICE)
+            self.carried.reply.tell(notices.CONTEXT_CHANGED_NOTICE)
 
     def task_of_the_message(self) -> str | None:
         """The task holding the turn's message, when the agent never named it to us (or None)."""

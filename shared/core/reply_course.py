@@ -28,6 +28,12 @@ state passed in as plain values, and the reply carries it out:
 - *A person's stop* (``on_stop``): Slack stopped the thread's streams
   for the click; one it did not is stopped, each running step closed with
   no result. What waited to be sent is dropped.
+- *A notice told mid-answer* (``on_tell``; the agent's context changed):
+  the answer goes on, so the reply does not end. The open stream rolls
+  over, each running step closed as continued, so the notice shows after
+  what was streamed and the answer goes on below it, where a step whose
+  result comes later finishes (seeds 4972, 5469: the reply ended there,
+  its steps closed with no result, and the result came after).
 - *A take-over* (``on_take_over``): the function before died after its
   checkpoint. It may have edited any message since, so each one Slack
   holds is written whole again (a stopped stream's at once, unless the
@@ -122,6 +128,11 @@ def on_end(streaming: bool, queued: bool, carries_steps: bool) -> Then:
     if queued:
         return Then.FALL_BACK
     return Then.CLOSE_CARRIED if carries_steps else Then.NOTHING
+
+
+def on_tell(streaming: bool) -> Then:
+    """What the reply does before a notice told mid-answer (``streaming``: a stream is open)."""
+    return Then.ROLL_OVER if streaming else Then.NOTHING
 
 
 def written_again_now(fallback: bool, streamed: bool, streaming: bool) -> bool:

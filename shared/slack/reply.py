@@ -64,6 +64,7 @@ from shared.core.reply_course import (
     on_stop,
     on_take_over,
     streams,
+    on_tell,
     written_again_now,
 )
 from shared.core.step_cards import (
@@ -214,6 +215,22 @@ class ThreadReply:
                 thread_ts=self._thread_ts,
                 metadata=metadata,
                 **notice_message(text, who),
+            )
+
+    def tell(self, text: str) -> None:
+        """A notice of Agent Kourier's own while the answer goes on (``on_tell``).
+
+        What waits is sent first, so the notice shows after it.
+        """
+        with self._lock:
+            self._raise_failure()
+            self._send_queue()
+            stream = self._layout.stream()
+            if on_tell(stream is not None) is Then.ROLL_OVER:
+                assert stream is not None
+                self._roll_over(stream)
+            self._client.chat_postMessage(
+                channel=self._channel, thread_ts=self._thread_ts, **notice_message(text)
             )
 
     def finish(self, blocks: Blocks = (), *, paused: bool = False) -> None:

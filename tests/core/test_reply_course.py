@@ -19,6 +19,7 @@ from shared.core.reply_course import (
     on_stop,
     on_take_over,
     streams,
+    on_tell,
     written_again_now,
 )
 from shared.core.step_cards import CONTINUED, CONTINUED_BELOW
@@ -137,3 +138,14 @@ def test_which_message_a_reply_taken_over_writes_again_at_once(
     fallback: bool, streamed: bool, streaming: bool, now: bool
 ) -> None:
     assert written_again_now(fallback, streamed, streaming) is now
+
+
+@pytest.mark.parametrize(
+    ("streaming", "then"),
+    [
+        (True, Then.ROLL_OVER),  # the answer goes on below the notice (seeds 4972, 5469)
+        (False, Then.NOTHING),  # posted messages, or none yet: the notice follows them
+    ],
+)
+def test_a_notice_told_mid_answer(streaming: bool, then: Then) -> None:
+    assert on_tell(streaming) is then

@@ -823,3 +823,33 @@ def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_writte
     [message] = bot_replies(standin, thread_ts)
     assert shown_text(message) == "The answer is 42."
     assert message.blocks and message.blocks[-1]["type"] == "context_actions", message.blocks
+
+
+def test_a_step_running_when_the_thread_is_told_mid_answer_finishes_at_its_result(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    """Seeds 4972, 5469: the context-changed notice closed a running step "No result"."""
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(
+        reply,
+        assembler,
+        [chunk("answer", text("Checking. ")), chunk("answer", call("call-1", "read"), append=True)],
+    )
+    reply.tell(notices.CONTEXT_CHANGED_NOTICE)
+    play(
+        reply,
+        assembler,
+        [
+            chunk("answer", result("call-1", "read"), append=True),
+            chunk("answer", text("Done."), append=True),
+        ],
+    )
+    reply.show(assembler.finish())
+    reply.finish()
+
+    first, notice, rest = bot_replies(standin, thread_ts)
+    assert notice.text == notices.CONTEXT_CHANGED_NOTICE
+    assert final_cards([first, rest]) == {"call-1": "complete"}
+    assert first.tasks[0].output == "continued in the next message"
+    assert joined_answer([first, rest]) == "Checking. Done."
