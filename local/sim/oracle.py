@@ -33,7 +33,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from local.sim.agent import CANARY, HITL
-from local.sim.slack import BOT_USER, SlackMessage
+from local.sim.slack import BOT_USER, SlackMessage, card_output
 
 if TYPE_CHECKING:
     from local.sim.run import Simulation
@@ -60,18 +60,6 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.code}: {self.detail}"
-
-
-def _rich_text(block: dict[str, Any]) -> str | None:
-    """The text of a task card's output, if it has one."""
-    output = block.get("output")
-    if not output:
-        return None
-    return "".join(
-        element.get("text", "")
-        for section in output.get("elements", [])
-        for element in section.get("elements", [])
-    )
 
 
 def _step_waits_for_answer() -> str:
@@ -461,6 +449,41 @@ class Oracle:
         """A break of the promise the product knowingly allows (counted, not failed)."""
         self.accepted.append(Violation(code, detail))
 
+    def first_results(self, turn_id: str, cards: dict[str, list[tuple[str, str | None]]]) -> None:
+        """Each step finishes at its first result: the first one the turn kept, or read.
+
+        A carrier keeps what it read once a checkpoint holds it; but one that
+        died may have shown a result it read first (or kept it otherwise), and
+        "the card keeps the first" (the contract): the first result any of the
+        turn's carriers read counts too. A later result is never the first.
+        """
+        kept = self.sim.first_results(turn_id)
+        read = self.sim.first_results(turn_id, kept=False)
+        for call_id, ok in kept.items():
+            final = [c for c in cards.get(call_id, []) if c[1] not in CONTINUED_OUTPUTS]
+            firsts = {"complete" if first else "error" for first in (ok, read.get(call_id, ok))}
+            if final and final[-1][0] not in firsts:
+                self.fail(
+                    "S3 first result",
+                    f"turn {turn_id}: step {call_id} shows {final[-1][0]}, first result ok={ok}",
+                )
+
+    def results_kept(self, turn_id: str, reply: list[SlackMessage]) -> None:
+        """A step shown final keeps that state: a later result changes nothing (as Slack showed)."""
+        first: dict[str, str] = {}
+        for _at, call_id, status, output in sorted(
+            (s for m in reply for s in m.steps_shown), key=lambda s: s[0]
+        ):
+            if status not in ("complete", "error") or output in CONTINUED_OUTPUTS:
+                continue
+            shown = first.setdefault(call_id, status)
+            if status != shown:
+                self.fail(
+                    "S3 first result",
+                    f"turn {turn_id}: step {call_id} showed {shown}, then {status}",
+                )
+                first[call_id] = status
+
     def reply_text(self, turn_id: str, done: dict[str, Any], reply: list[SlackMessage]) -> None:
         expected = self.sim.reference_text(turn_id)
         if expected is None:
@@ -491,23 +514,17 @@ class Oracle:
                 cards[card.id].append((card.status, card.output))
             for block in message.blocks:
                 if block.get("type") == "task_card":
-                    cards[block["task_id"]].append((block["status"], _rich_text(block)))
+                    cards[block["task_id"]].append((block["status"], card_output(block)))
         for call_id, shown_cards in cards.items():
             final = [c for c in shown_cards if c[1] not in CONTINUED_OUTPUTS]
             if len(final) != 1:
                 self.fail("S3 step once", f"turn {turn_id}: step {call_id} shows {shown_cards}")
             if any(status in ("in_progress", "pending") for status, _ in shown_cards):
                 self.fail("S3 step running", f"turn {turn_id}: step {call_id} left running")
-        results = self.sim.first_results(turn_id)
-        for call_id, ok in results.items():
-            final = [c for c in cards.get(call_id, []) if c[1] not in CONTINUED_OUTPUTS]
-            if final and final[-1][0] != ("complete" if ok else "error"):
-                self.fail(
-                    "S3 first result",
-                    f"turn {turn_id}: step {call_id} shows {final[-1][0]}, first result ok={ok}",
-                )
+        self.first_results(turn_id, cards)
+        self.results_kept(turn_id, reply)
         # A carrier that died may have shown a result it never kept: that is a result too.
-        results = self.sim.first_results(turn_id, kept=False)
+        results = self.sim.first_results(turn_id, kept=False, after_stop=True)
         waits = _step_waits_for_answer()
         for call_id, shown_cards in cards.items():
             final = [c for c in shown_cards if c[1] not in CONTINUED_OUTPUTS]

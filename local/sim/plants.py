@@ -169,6 +169,14 @@ PLANTS = (
         'return "error", notices.STEP_NO_RESULT',
         'return "complete", None',
     ),
+    Plant(
+        "P17",
+        "a step a function that died showed final takes the result read again (its first is lost)",
+        "shared.core.step_cards",
+        "StepCards.finish",
+        "        if call_id in self.settled:\n            return False\n        step =",
+        "        step =",
+    ),
 )
 
 

@@ -420,7 +420,9 @@ class Simulation:
             reference.feed(event)
         return reference.answer
 
-    def first_results(self, turn_id: str, kept: bool = True) -> dict[str, bool]:
+    def first_results(
+        self, turn_id: str, kept: bool = True, after_stop: bool = False
+    ) -> dict[str, bool]:
         """Each step's first result, ok or failed (see ``lineage_events`` for ``kept``).
 
         A step finishes at the first result of its call; but a task snapshot is
@@ -428,12 +430,12 @@ class Simulation:
         counts" (the contract): a snapshot gives each call one result, its last.
         A person's stop ends the reply where it stands (the README's stop
         button): what the turn reads once the stop is written (the stop's own
-        read of the task, to cancel it) is not a result the reply shows. Without
-        ``kept`` (any result at all, for a step shown complete), every read counts.
+        read of the task, to cancel it) is not a result the reply shows, unless
+        ``after_stop`` (any result at all, for a step shown complete).
         """
         results: dict[str, bool] = {}
         self.lineage_events(turn_id)  # indexes the lineage, and when each turn was stopped
-        stopped_at = self._stopped_at.get(turn_id) if kept else None
+        stopped_at = None if after_stop else self._stopped_at.get(turn_id)
         events = self.lineage_events(turn_id, kept, before=stopped_at)
         for event in events:
             said: dict[str, bool] = {}

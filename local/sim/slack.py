@@ -120,6 +120,8 @@ class SlackMessage:
     """The person whose click on the stop button stopped it (it then answers stopped_by_user)."""
     metadata: dict[str, Any] | None = None
     """Its message metadata (``event_type``, ``event_payload``), as posted."""
+    steps_shown: list[tuple[int, str, str, str | None]] = field(default_factory=list)
+    """Each step card it showed after each call that wrote it: (time, id, status, output)."""
 
 
 @dataclass
@@ -522,6 +524,29 @@ def _task_update(message: SlackMessage, chunk: dict[str, Any]) -> None:
             card.output = chunk["output"]
 
 
+def card_output(block: dict[str, Any]) -> str | None:
+    """The text of a ``task_card`` block's output, if it has one."""
+    output = block.get("output")
+    if not output:
+        return None
+    return "".join(
+        element.get("text", "")
+        for section in output.get("elements", [])
+        for element in section.get("elements", [])
+    )
+
+
+def _steps_shown(at_us: int, message: SlackMessage) -> list[tuple[int, str, str, str | None]]:
+    """The step cards ``message`` shows now: its streamed ``task_update``s and ``task_card``s."""
+    shown = [(at_us, card.id, card.status, card.output) for card in message.cards.values()]
+    shown += [
+        (at_us, block["task_id"], block["status"], card_output(block))
+        for block in message.blocks
+        if block.get("type") == "task_card"
+    ]
+    return shown
+
+
 class SimChat:
     """The ``Chat`` port: slack_sdk's WebClient surface over ``SimSlack``, with its retries."""
 
@@ -565,6 +590,8 @@ class SimChat:
                 world.log("slack.error", method, error.code)
                 raise SlackApiError(error.code, _ErrorBody(error.code, error.status)) from None
             self.slack.calls.append((world.now_us, invocation.name, method, args))
+            if isinstance(result, SlackMessage):
+                result.steps_shown += _steps_shown(world.now_us, result)
             world.log("slack", method)
             if fault == "crash_after":
                 world.kill(invocation.instance, f"after {method}")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from local.sim.plants import PLANTS, Plant
-from local.sim.run import Result, first_catch
+from local.sim.plants import PLANTS, Plant, plant, planted
+from local.sim.run import Result, broken_rules, first_catch, run_seed
 
 PLANT_BUDGET = 240
 """Histories each plant may take. Most are caught within 20; P12 (a result before its call,
@@ -28,3 +28,11 @@ def test_the_simulator_catches_the_planted_bug(
     assert found is not None, f"{bug.id} ({bug.what}) was not caught in {PLANT_BUDGET} histories"
     with capsys.disabled():
         print(f"\n{bug.id} caught by seed {found[0]} after {found[1]} histories: {bug.what}")
+
+
+def test_a_first_result_lost_by_the_function_taking_over_is_caught() -> None:
+    """Seed 66: a carrier that died read a call's first result (ok) and kept it as shown; the
+    function taking over shows it, then, planted, the snapshot's last result (an error)."""
+    rule = ("S3 first result", "C0SIM2-1700000366.780087")
+    with planted(plant("P17")):
+        assert rule in broken_rules(run_seed(66))

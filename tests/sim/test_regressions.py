@@ -44,6 +44,13 @@ last checkpoint, before it posted the step's card; the stop's function, from tha
 checkpoint, never closed it) failed on main at 85ce02e. So did seeds 82, 153, 224 and
 373 (a carrier's chat.update of a step's card answered 429; the stop's function closed
 the card during the wait, and slack_sdk's retry showed it running again).
+Seeds 2616 and 66 ("S3 first result", on main at 85ce02e) were the oracle's: a carrier
+that died read a call's first result and showed it (2616) or kept it as shown (66), and
+the function taking over showed it, where the oracle counted only the results a later
+checkpoint held (the snapshot's last); they pass since the first result any carrier read
+counts too. Seeds 4972 and 5469 (a step closed "No result came from the agent" when the
+agent's context changed mid-answer: the notice ended the reply, and the result came after)
+failed on main at 85ce02e and pass since a notice told mid-answer rolls the stream over.
 """
 
 from __future__ import annotations
@@ -268,6 +275,30 @@ FINDINGS = [
         "S3 step running",
         "C0SIM3-1700000007.769930",
         id="S3-a-card-change-retried-after-a-stop-took-the-turn-373",
+    ),
+    pytest.param(
+        2616,
+        "S3 first result",
+        "C0SIM3-1700000078.189498",
+        id="oracle-a-first-result-shown-by-a-carrier-that-died-counts",
+    ),
+    pytest.param(
+        66,
+        "S3 first result",
+        "C0SIM2-1700000366.780087",
+        id="oracle-a-first-result-kept-as-shown-by-a-carrier-that-died-counts",
+    ),
+    pytest.param(
+        4972,
+        "S3 first result",
+        "C0SIM3-1700000216.241975",
+        id="step-closed-no-result-by-a-context-change-mid-answer-4972",
+    ),
+    pytest.param(
+        5469,
+        "S3 first result",
+        "C0SIM2-1700000784.162560",
+        id="step-closed-no-result-by-a-context-change-mid-answer-5469",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

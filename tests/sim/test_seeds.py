@@ -57,14 +57,18 @@ KNOWN = {
         ),
     ),
     "S3 first result": (
-        "",
+        "first result ok=",
         (
-            "16 in 1..3000 since step6, vs 37. The card shows the first result a carrier read "
-            "and showed, kept with its state on the turn (shown_steps), where the oracle counts "
-            "only results a later checkpoint of that carrier holds (seed 2616: killed after "
-            "showing the error, its taker's snapshot reads ok); or a person's stop taken while "
-            "its carrier lives closes a step 'No result' from a checkpoint older than the "
-            "carrier's read of its result (seed 592 before step6)"
+            "7 in 1..6000 since fr (34 on main at 85ce02e), each a step shown final other "
+            "than its first result. A person's stop taken while its carrier lives, in a posted "
+            "reply whose card waits for its once-a-second chat.update: the carrier read the "
+            "result 0.1-0.9 s before the stop, and the stop's function closed the step 'No "
+            "result came from the agent' from the checkpoint before that read (899, 1820, "
+            "2449, 5002); or a step shown running in a message no checkpoint names, left "
+            "running (1675, 1677, 4720; see S3 step running). Since fr the oracle counts the "
+            "first result any carrier read (one that died showed it, or kept it as shown: "
+            "2616, 66), and a step Slack showed final that later shows another result breaks "
+            "the rule with its own detail"
         ),
     ),
     "S6 notice twice": (
@@ -81,12 +85,13 @@ KNOWN = {
     "S3 text": (
         "",
         (
-            "the thread shows text of the turn before: a chat.startStream of that turn's "
-            "carrier that returned only after its turn had ended (a stop), seeds 570 and "
-            "2056 in 1..3000; take-backs are applied to posted messages since text6 "
-            "(seeds 2590, 2693, 2972). Since step6 the turn's added writes (each step's card "
-            "kept as shown) move the faults a seed draws: 4 in 1..3000 (172, 570, 1168, 1675), "
-            "not yet explained; seed 70's, found on the way, showed no step"
+            "2 in 1..6000 (172, 1675): a carrier that died streamed or posted a message after "
+            "its last checkpoint, named since only by the steps kept as shown there, so the "
+            "oracle takes it as the reply's, and the function taking over wrote its text "
+            "again in a new message (see S3 step once). Text of the turn before, a "
+            "chat.startStream that waited out a 429 inside the Slack client past a person's "
+            "stop (570, 1168), is gone since or2; take-backs are applied to posted messages "
+            "since text6 (2590, 2693, 2972)"
         ),
     ),
 }
