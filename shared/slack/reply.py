@@ -24,12 +24,13 @@ posted, set again before Slack clears it after two minutes; never once a
 message is posted, as a status after a stream starts adds a message.
 
 Every stream of a workspace shares Slack's limits (``shared.slack.tiers``):
-a stream starts and stops only when the workspace's budget
-(``WorkspaceBudget``) lets it, and appends less often while more streams are
-open. While the budget of starts is spent, the reply keeps its text queued
-and the thread shows the agent working; the timer tries again when a start
-frees, and an answer complete before then is posted whole (a posted message
-costs no stream). A stop waits for its slot.
+a stream starts and stops only when the workspace's budget lets it, and
+appends less often while more streams are open (the reply's place in the
+budget: ``shared.slack.reply_budget.ReplyBudget``). While the budget of
+starts is spent, the reply keeps its text queued and the thread shows the
+agent working; the timer tries again when a start frees, and an answer
+complete before then is posted whole (a posted message costs no stream). A
+stop waits for its slot.
 
 A person may stop the turn with Slack's stop button: Slack stops the
 thread's streams (an append then answers ``stopped_by_user``, and the reply
@@ -93,6 +94,7 @@ from shared.slack.pacing import (
     text_of,
 )
 from shared.slack.prompts import notice_message
+from shared.slack.reply_budget import ReplyBudget
 from shared.slack.session_status import ThreadStatus
 from shared.slack.tiers import append_interval
 from shared.slack.timetable import Due, ReplyTimes, pump
@@ -160,15 +162,9 @@ class ThreadReply:
         }
         self._limits = limits
         self._keep_shown_steps = keep_shown_steps
-        self._budget = budget
-        self._team = recipient_team
-        self._thread_key = f"{channel}-{thread_ts}"
-        self._start_at = 0.0
-        """No stream starts before this: the workspace's budget of starts was spent."""
-        self._open_until: float | None = None
-        """The stream counts as open in the workspace's budget until then, unless renewed."""
-        self._shared_at = 0.0
-        """When the reply last learnt how many streams share the workspace's appends."""
+        self._budget = ReplyBudget(
+            budget, clock, channel, thread_ts, recipient_team, shared=self._share_appends
+        )
         self._lock = runtime.lock()
         self._timer = runtime.timer(self._lock, self._on_timer)
         self._failure: Exception | None = None
@@ -324,7 +320,7 @@ class ThreadReply:
                 "steps": self._steps.to_state(),
                 "fallback": self._fallback,
                 "status_at": self._status_at,
-                "open_until": self._open_until,
+                "open_until": self._budget.open_until,
             }
 
     @property
@@ -364,7 +360,7 @@ class ThreadReply:
             closed = self._pacer.taken_over(shown, None if stream is None else stream.ts)
             self._fallback = state["fallback"]
             self._status_at = state["status_at"]
-            self._open_until = state.get("open_until")
+            self._budget.open_until = state.get("open_until")
             if taken_over:
                 self._layout.taken_over()
                 for message in self._layout.messages:  # seed 5877
@@ -399,10 +395,10 @@ class ThreadReply:
             streaming=stream is not None,
             status_at=self._status_at,
             send_at=self._pacer.send_at(),
-            start_at=self._start_at,
-            budgeted=self._budget is not None,
-            open_until=self._open_until,
-            shared_at=self._shared_at,
+            start_at=self._budget.start_at,
+            budgeted=self._budget.budgeted,
+            open_until=self._budget.open_until,
+            shared_at=self._budget.shared_at,
             roll_over_at=None if stream is None else self._pacer.roll_over_at(stream),
             layout_at=self._layout.layout_at(),
         )
@@ -414,11 +410,10 @@ class ThreadReply:
             self._set_status()
         elif action is Due.SEND:
             self._send_queue()
-        elif action is Due.RENEW and self._budget is not None and stream is not None:
-            self._budget.keep_open(self._team, self._thread_key, len(self._layout.messages) - 1)
-            self._open_until = None
-        elif action is Due.SHARE and self._budget is not None:
-            self._shared(self._budget.open_streams(self._team))
+        elif action is Due.RENEW and stream is not None:
+            self._budget.renew(len(self._layout.messages) - 1)
+        elif action is Due.SHARE:
+            self._budget.share()
         elif action is Due.ROLL_OVER and stream is not None:
             self._roll_over(stream)
         elif action is Due.LAYOUT:
@@ -497,34 +492,11 @@ class ThreadReply:
                 self._append_stream(stream, call)
 
     def _may_start(self) -> bool:
-        """Whether the workspace's budget lets a stream start now (it then counts as open)."""
-        if self._budget is None:
-            return True
-        if self._clock.time() < self._start_at:
-            return False
-        admission = self._budget.start(self._team, self._thread_key, len(self._layout.messages))
-        if admission.retry_at is not None:
-            self._start_at = admission.retry_at
-            log.info("slack_stream_queued", channel=self._channel, until=admission.retry_at)
-            return False
-        self._open_until = admission.open_until
-        self._shared(admission.open_streams)
-        return True
+        """Whether the workspace's budget lets the reply's next message stream (``ReplyBudget``)."""
+        return self._budget.may_start(len(self._layout.messages))
 
-    def _wait_to_stop(self, stream: Message) -> None:
-        """Wait until the workspace's budget lets ``stream`` stop."""
-        if self._budget is None:
-            return
-        index = next(i for i, message in enumerate(self._layout.messages) if message is stream)
-        while True:
-            admission = self._budget.stop(self._team, self._thread_key, index)
-            if admission.retry_at is None:
-                self._open_until = None
-                return
-            self._budget.wait_until(admission.retry_at)
-
-    def _shared(self, open_streams: int) -> None:
-        self._shared_at = self._clock.time()
+    def _share_appends(self, open_streams: int) -> None:
+        """Pace appends for ``open_streams`` streams sharing the workspace's limit."""
         self._pacer.interval = append_interval(open_streams, self._limits.stream_interval)
 
     def _start_stream(self, call: Start) -> None:
@@ -635,7 +607,9 @@ class ThreadReply:
 
     def _call_stop(self, stream: Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
         """chat.stopStream; False when Slack had already cut or stopped the stream."""
-        self._wait_to_stop(stream)
+        self._budget.wait_to_stop(
+            next(i for i, message in enumerate(self._layout.messages) if message is stream)
+        )
         try:
             self._client.chat_stopStream(
                 channel=self._channel,
