@@ -64,8 +64,8 @@ from shared.core.reply_course import (
     on_replace,
     on_stop,
     on_take_over,
-    streams,
     on_tell,
+    streams,
     written_again_now,
 )
 from shared.core.step_cards import (
