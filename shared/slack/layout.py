@@ -12,8 +12,9 @@ it is full. Streamed messages are edited with ``markdown_text``; the
 messages the fallback posts hold markdown blocks with the steps as
 ``task_card`` blocks between them, each at the point of the text where its
 call arrived (``place_card``; a message holds at most
-``MAX_CARDS_PER_MESSAGE``), and the last one ends with the answer's
-feedback blocks once it is complete. A message already posted that a
+``MAX_CARDS_PER_MESSAGE``). The last message, streamed or posted, ends with
+the answer's feedback blocks once it is complete (a streamed one then holds
+its text as a markdown block: text alone would show in the blocks' place). A message already posted that a
 take-back left with neither text nor cards shows ``EMPTIED``. ``plan`` names each message that must
 show something new (``Write``), with when it may be written: a message is
 edited at most once per ``update_interval`` after its last write, so edits
@@ -168,7 +169,12 @@ class FallbackLayout:
         message.written, message.written_at = write.payload, now
         message.rewrite = False
         if message.streamed:
-            message.text = write.fields["markdown_text"]
+            fields = write.fields
+            message.text = (
+                fields["markdown_text"]
+                if "markdown_text" in fields
+                else fields["blocks"][0]["text"]
+            )
 
     def taken_over(self) -> None:
         """The function before died: any message Slack holds may show more than it knows."""
@@ -210,11 +216,13 @@ class FallbackLayout:
         self, message: Message, steps: Mapping[str, Step], text: str, start: int, end: int
     ) -> dict[str, Any] | None:
         """What ``message`` must show; None when there is nothing new to show."""
+        last = message is self.messages[-1]
         if message.streamed:
             piece = _piece(text, start, end)
-            if piece == message.text and not message.rewrite:
+            feedback = self.feedback if last else []
+            if piece == message.text and not message.rewrite and not feedback:
                 return None
-            return {"markdown_text": piece or EMPTIED}
+            return _streamed_fields(piece or EMPTIED, feedback)
         blocks: list[dict[str, Any]] = []
         cursor = start
         for call_id, offset in message.cards:
@@ -230,22 +238,26 @@ class FallbackLayout:
                 return None
             # Posted, and all its text taken back since: it shows that it holds none.
             blocks.append(_markdown(EMPTIED))
-        if message is self.messages[-1]:
+        if last:
             blocks += self.feedback
         summary = text[start:end] or ", ".join(steps[key]["title"] for key, _ in message.cards)
         return _with_blocks(blocks, summary)
 
 
 def rewrite_fields(stream: Message, blocks: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """The chat.update that writes a stopped stream's text whole; None: no need (``Message.rewrite``).
-
-    Text given to chat.update without blocks shows in their place, so a
-    stream stopped with ``blocks`` (an answer's feedback buttons) is
-    written as a markdown block, with them after it.
-    """
+    """The chat.update that writes a stopped stream's text whole; None: no need (``Message.rewrite``)."""
     if not stream.rewrite:
         return None
-    text = stream.text or EMPTIED
+    return _streamed_fields(stream.text or EMPTIED, blocks)
+
+
+def _streamed_fields(text: str, blocks: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The chat.update of a stopped stream's message: its text, and ``blocks`` after it.
+
+    Text given to chat.update without blocks shows in their place, so a
+    message that ends with blocks (an answer's feedback buttons) holds its
+    text as a markdown block before them.
+    """
     if not blocks:
         return {"markdown_text": text}
     return _with_blocks([_markdown(text), *blocks], text)

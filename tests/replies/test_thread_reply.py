@@ -853,3 +853,21 @@ def test_a_step_running_when_the_thread_is_told_mid_answer_finishes_at_its_resul
     assert final_cards([first, rest]) == {"call-1": "complete"}
     assert first.tasks[0].output == "continued in the next message"
     assert joined_answer([first, rest]) == "Checking. Done."
+
+
+def test_an_answer_whose_shown_text_changed_ends_with_its_feedback_buttons(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # A replaced text falls the reply back to edits: the stream's message takes the new
+    # text with chat.update, and its last message must still end with the buttons.
+    reply = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(reply, assembler, [chunk("answer", text("The answer is 41."))], pause=0.2)
+    play(reply, assembler, [chunk("answer", text("The answer is 42."))])
+    reply.show(assembler.finish())
+    reply.finish(feedback_blocks("C1-1.2", "sim"))
+
+    messages = bot_replies(standin, thread_ts)
+    assert joined_answer(messages) == "The answer is 42.", [shown_text(m) for m in messages]
+    last = messages[-1]
+    assert last.blocks and last.blocks[-1]["type"] == "context_actions", last.blocks

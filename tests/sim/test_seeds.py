@@ -85,10 +85,12 @@ KNOWN = {
     "S3 text": (
         "",
         (
-            "2 in 1..6000 (172, 1675): a carrier that died streamed or posted a message after "
-            "its last checkpoint, named since only by the steps kept as shown there, so the "
-            "oracle takes it as the reply's, and the function taking over wrote its text "
-            "again in a new message (see S3 step once). Text of the turn before, a "
+            "2 in 1..6000 (172, 1675); 4 since fb1 (172, 1408, 1675, 3164), whose change "
+            "to how a fallback's last message is written draws other faults: a carrier that "
+            "died streamed or posted a message after its last checkpoint (1408, 3164: killed "
+            "right after chat.stopStream), named since only by the steps kept as shown there, "
+            "so the oracle takes it as the reply's, and the function taking over wrote its "
+            "text again in a new message (see S3 step once). Text of the turn before, a "
             "chat.startStream that waited out a 429 inside the Slack client past a person's "
             "stop (570, 1168), is gone since or2; take-backs are applied to posted messages "
             "since text6 (2590, 2693, 2972)"
