@@ -225,7 +225,9 @@ class Workspace:
         Except the blocks: text (or ``markdown_text``, which cannot go with
         blocks) given without blocks shows in their place, as Slack's
         chat.update documents ("If the text argument is provided and blocks
-        are not provided, the blocks will be removed").
+        are not provided, the blocks will be removed"). Text given with blocks
+        is only the notification's fallback: a stopped stream's message then
+        shows its task items and the new blocks, not its streamed text too.
         """
         message = self._bot_message(channel, ts, not_owned="cant_update_message")
         if message.stream == "streaming":
@@ -241,7 +243,8 @@ class Workspace:
         new_blocks = None if blocks is None else _checked_blocks(blocks)
         if new_text is not None:
             message.text = new_text
-            message.timeline = _text_timeline(new_text) + [
+            shown_text = _text_timeline(new_text) if new_blocks is None else []
+            message.timeline = shown_text + [
                 item for item in message.timeline if item.kind == "task"
             ]
         if new_blocks is not None:

@@ -307,6 +307,38 @@ def test_a_stream_past_its_lifetime_expires(slack: WebClient, standin: SlackStan
     assert standin.thread(CHANNEL, question.ts)[1].text == "Working... done"
 
 
+def test_a_stopped_stream_updated_with_blocks_shows_them_and_its_text_only_as_fallback(
+    slack: WebClient, standin: SlackStandin
+) -> None:
+    question = standin.say(CHANNEL, "how many pods?")
+    ts = slack.chat_startStream(
+        channel=CHANNEL,
+        thread_ts=question.ts,
+        recipient_user_id="U0ALICE",
+        recipient_team_id="T0KOURIER",
+        markdown_text="Counting. ",
+        task_display_mode="timeline",
+    )["ts"]
+    call = {"type": "task_update", "id": "call-1", "title": "kubectl get pods"}
+    slack.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[{**call, "status": "complete"}])
+    slack.chat_stopStream(channel=CHANNEL, ts=ts, markdown_text="3 pods.")
+    blocks = [
+        {"type": "markdown", "text": "There are 3 pods."},
+        {
+            "type": "actions",
+            "elements": [
+                {"type": "button", "action_id": "up", "text": {"type": "plain_text", "text": "Up"}}
+            ],
+        },
+    ]
+    slack.chat_update(channel=CHANNEL, ts=ts, text="There are 3 pods.", blocks=blocks)
+    reply = standin.thread(CHANNEL, question.ts)[1]
+    assert [item.kind for item in reply.timeline] == ["task"]
+    assert reply.rendered.count("There are 3 pods.") == 1
+    assert "Counting." not in reply.rendered
+    assert reply.text == "There are 3 pods."
+
+
 def test_a_live_stream_cannot_be_updated(slack: WebClient, standin: SlackStandin) -> None:
     question = standin.say(CHANNEL, "hi")
     ts = slack.chat_startStream(
