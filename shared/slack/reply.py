@@ -12,9 +12,12 @@ the reply's messages), what is due each time the reply is called or its
 timer fires (``shared.slack.timetable.pump``: a timer sends what is queued
 when the agent goes quiet), and how the reply ends, falls back, rolls over
 after a call Slack refused, or carries on when taken over
-(``shared.core.reply_course``). All Slack calls happen under one lock, in
-queue order, so slack_sdk's retries of a rate-limited call (HTTP 429, after
-Retry-After) delay text but never lose or reorder it.
+(``shared.core.reply_course``). ``shared.slack.reply_state.ReplyState``
+holds all of that state: each change of the answer and each answer of
+Slack's goes in, and what the reply does next comes out. All Slack calls
+happen under one lock, in queue order, so slack_sdk's retries of a
+rate-limited call (HTTP 429, after Retry-After) delay text but never lose
+or reorder it.
 
 The thread's agent session shows that the agent works (``ThreadStatus``):
 every stream the reply stops leaves it processing, and the turn sets the
@@ -55,49 +58,18 @@ from typing import Any
 import structlog
 from slack_sdk.errors import SlackApiError
 
-from shared.core.reply import ReplyChange, TextAppended, TextReplaced
-from shared.core.reply_course import (
-    Then,
-    closing,
-    on_end,
-    on_refusal,
-    on_replace,
-    on_stop,
-    on_take_over,
-    on_tell,
-    streams,
-    written_again_now,
-)
-from shared.core.step_cards import (
-    CONTINUED_BELOW,
-    Shown,
-    StepCards,
-    is_final,
-    read_shown,
-    shown_json,
-    summarize,
-    task_update,
-)
-from shared.core.tool_steps import StepStarted
+from shared.core.reply import ReplyChange
+from shared.core.reply_course import Then, closing, on_refusal, on_tell, streams
+from shared.core.step_cards import CONTINUED_BELOW, Shown, shown_json
 from shared.ports import Blocks, Chat, Clock, Runtime
-from shared.slack.layout import FallbackLayout, Message, Write, rewrite_fields
-from shared.slack.markdown import MarkdownStream, neutralise
-from shared.slack.pacing import (
-    NEW_MESSAGE,
-    Append,
-    Chunk,
-    ReplyLimits,
-    RollOver,
-    Start,
-    Stop,
-    StreamPacer,
-    text_of,
-)
+from shared.slack.layout import Message, Write, rewrite_fields
+from shared.slack.pacing import NEW_MESSAGE, Append, Chunk, ReplyLimits, RollOver, Start, Stop
 from shared.slack.prompts import notice_message
 from shared.slack.reply_budget import ReplyBudget
+from shared.slack.reply_state import ReplyState
 from shared.slack.session_status import ThreadStatus
 from shared.slack.tiers import append_interval
-from shared.slack.timetable import Due, ReplyTimes, pump
+from shared.slack.timetable import Due, pump
 from shared.slack.workspace_budget import WorkspaceBudget
 
 log = structlog.get_logger()
@@ -168,15 +140,7 @@ class ThreadReply:
         self._lock = runtime.lock()
         self._timer = runtime.timer(self._lock, self._on_timer)
         self._failure: Exception | None = None
-        self._answer = ""
-        self._markdown = MarkdownStream()
-        self._pacer = StreamPacer(limits)
-        self._layout = FallbackLayout(limits)
-        self._steps = StepCards()
-        self._fallback = not streams(recipient_user, channel)
-        self._status_at: float | None = None
-        self._halted = False
-        """A person stopped the turn: nothing more of the answer is shown."""
+        self._reply = ReplyState(limits, streams=streams(recipient_user, channel))
 
     # What the turn engine calls ------------------------------------------------
 
@@ -185,14 +149,17 @@ class ThreadReply:
         for change in changes:
             with self._lock:
                 self._raise_failure()
-                if self._take(change):
+                then = self._reply.take(change)
+                if then is Then.FALL_BACK:
+                    self._fall_back()
+                if then is not None:
                     self._pump()
 
     def working(self) -> None:
         """Show that the agent is working on the thread's message."""
         with self._lock:
             self._raise_failure()
-            if not self._layout.posted():
+            if not self._reply.layout.posted():
                 self._set_status()
             self._pump()
 
@@ -221,7 +188,7 @@ class ThreadReply:
         with self._lock:
             self._raise_failure()
             self._send_queue()
-            stream = self._layout.stream()
+            stream = self._reply.layout.stream()
             if on_tell(stream is not None) is Then.ROLL_OVER:
                 assert stream is not None
                 self._roll_over(stream)
@@ -242,25 +209,25 @@ class ThreadReply:
             paused: The task waits for a person's answer.
         """
         status, output = closing(paused)
+        reply = self._reply
         with self._lock:
             self._raise_failure()
             self._timer.close()
-            if not self._fallback and not self._halted:
-                self._pacer.add_text(self._markdown.flush())
+            if not reply.fallback and not reply.halted:
+                reply.pacer.add_text(reply.markdown.flush())
                 self._send_queue()
-                streaming = self._layout.stream() is not None
-                then = on_end(streaming, bool(self._pacer.queue), self._pacer.carries_steps())
+                then = reply.end()
                 if then is Then.CLOSE_CARRIED and self._may_start():
-                    self._start_stream(Start(self._pacer.carry, [], 0))
+                    self._start_stream(Start(reply.pacer.carry, [], 0))
                 elif then in (Then.FALL_BACK, Then.CLOSE_CARRIED):
                     self._fall_back()  # no stream may start yet: the answer is posted whole
-                stream = self._layout.stream()
+                stream = reply.layout.stream()
                 if stream is not None:
-                    stop = self._pacer.stop(stream.ts, output=output, status=status)
+                    stop = reply.pacer.stop(stream.ts, output=output, status=status)
                     self._stop(stream, stop, blocks=list(blocks))
-            self._steps.close_unfinished(status, output)
-            if self._fallback:
-                self._layout.feedback = list(blocks)
+            reply.steps.close_unfinished(status, output)
+            if reply.fallback:
+                reply.layout.feedback = list(blocks)
                 self._write_messages(force=True)
 
     def stopped(self, stopped_streams: Collection[str]) -> None:
@@ -274,19 +241,11 @@ class ThreadReply:
         status, output = closing(paused=False)
         with self._lock:
             self._timer.close()
-            self._halted = True
-            self._pacer.abandon()
-            stream = self._layout.stream()
-            then = on_stop(stream is not None, stream is not None and stream.ts in stopped_streams)
-            if then is Then.GONE:
-                assert stream is not None
-                stream.streaming = False
-                self._pacer.stop(stream.ts)
-            elif then is Then.STOP:
-                assert stream is not None
-                self._stop(stream, self._pacer.stop(stream.ts, output=output, status=status))
-            self._steps.close_unfinished(status, output)
-            if self._fallback:
+            stop = self._reply.halt(stopped_streams, status, output)
+            if stop is not None:
+                self._stop(*stop)
+            self._reply.steps.close_unfinished(status, output)
+            if self._reply.fallback:
                 self._write_messages(force=True)
 
     def suspend(self) -> None:
@@ -294,9 +253,9 @@ class ThreadReply:
         with self._lock:
             self._raise_failure()
             self._timer.close()
-            if not self._fallback:
+            if not self._reply.fallback:
                 self._send_queue()
-            if self._fallback:
+            if self._reply.fallback:
                 self._write_messages(force=True)
 
     def close(self) -> None:
@@ -312,22 +271,13 @@ class ThreadReply:
     def to_state(self) -> dict[str, Any]:
         """What a continuing function needs (nothing is sent)."""
         with self._lock:
-            return {
-                "answer": self._answer,
-                "markdown": self._markdown.to_state(),
-                **self._pacer.to_state(),
-                "messages": self._layout.to_state(),
-                "steps": self._steps.to_state(),
-                "fallback": self._fallback,
-                "status_at": self._status_at,
-                "open_until": self._budget.open_until,
-            }
+            return {**self._reply.to_state(), "open_until": self._budget.open_until}
 
     @property
     def posted(self) -> list[str]:
         """The ts of each message of the reply posted so far, oldest first."""
         with self._lock:
-            return [message.ts for message in self._layout.messages if message.ts]
+            return [message.ts for message in self._reply.layout.messages if message.ts]
 
     def restore(
         self,
@@ -344,29 +294,17 @@ class ThreadReply:
                 sent again, and each message is written whole (a stream's once it
                 stops), so that it shows each part once.
             shown_steps: What ``keep_shown_steps`` kept last: steps a function
-                that died may have shown final after it saved ``state``. Each
-                keeps the state it showed (``StepCards.taken_over``), shown again
-                where the open stream may show it (``StreamPacer.taken_over``).
+                that died may have shown final after it saved ``state``
+                (``ReplyState.resume``).
         """
         with self._lock:
-            self._answer = state["answer"]
-            self._markdown = MarkdownStream.from_state(state["markdown"])
-            self._pacer = StreamPacer.from_state(state, self._limits)
-            self._layout = FallbackLayout.from_state(state["messages"], self._limits)
-            self._steps = StepCards.from_state(state["steps"])
-            shown = read_shown(shown_steps or {})
-            self._steps.taken_over(shown)
-            stream = self._layout.stream()
-            closed = self._pacer.taken_over(shown, None if stream is None else stream.ts)
-            self._fallback = state["fallback"]
-            self._status_at = state["status_at"]
+            self._reply = ReplyState.from_state(state, self._limits)
+            then = self._reply.resume(shown_steps or {})
             self._budget.open_until = state.get("open_until")
             if taken_over:
-                self._layout.taken_over()
-                for message in self._layout.messages:  # seed 5877
-                    if written_again_now(self._fallback, message.streamed, message.streaming):
-                        self._rewrite(message)
-            then = on_take_over(stream is not None, closed)
+                for message in self._reply.written_again():  # seed 5877
+                    self._rewrite(message)
+            stream = self._reply.layout.stream()
             if then is Then.FALL_BACK:
                 self._fall_back()  # as the function that died did, after it stopped the stream
             elif then is Then.ROLL_OVER:
@@ -378,7 +316,7 @@ class ThreadReply:
 
     def _pump(self) -> None:
         """Do what is due now (``shared.slack.timetable.pump``); leave the rest to the timer."""
-        plan = pump(self._clock.time(), self._limits, self._times)
+        plan = pump(self._clock.time(), self._limits, lambda: self._reply.times(self._budget))
         try:
             action = next(plan)
             while True:
@@ -386,32 +324,15 @@ class ThreadReply:
         except StopIteration as done:
             self._timer.set(done.value)
 
-    def _times(self) -> ReplyTimes:
-        """What the timetable weighs, as the reply stands now."""
-        stream = self._layout.stream()
-        return ReplyTimes(
-            fallback=self._fallback,
-            posted=self._layout.posted(),
-            streaming=stream is not None,
-            status_at=self._status_at,
-            send_at=self._pacer.send_at(),
-            start_at=self._budget.start_at,
-            budgeted=self._budget.budgeted,
-            open_until=self._budget.open_until,
-            shared_at=self._budget.shared_at,
-            roll_over_at=None if stream is None else self._pacer.roll_over_at(stream),
-            layout_at=self._layout.layout_at(),
-        )
-
     def _do(self, action: Due) -> list[float]:
         """Do what the timetable names; returns when the messages left unwritten are due."""
-        stream = self._layout.stream()
+        stream = self._reply.layout.stream()
         if action is Due.STATUS:
             self._set_status()
         elif action is Due.SEND:
             self._send_queue()
         elif action is Due.RENEW and stream is not None:
-            self._budget.renew(len(self._layout.messages) - 1)
+            self._budget.renew(len(self._reply.layout.messages) - 1)
         elif action is Due.SHARE:
             self._budget.share()
         elif action is Due.ROLL_OVER and stream is not None:
@@ -435,49 +356,15 @@ class ThreadReply:
     def _set_status(self) -> None:
         """The older status line, where agent sessions are refused (see ``ThreadStatus``)."""
         if self._status.working_line():
-            self._status_at = self._clock.time()
+            self._reply.status_at = self._clock.time()
 
     # Streaming ------------------------------------------------------------------
 
-    def _take(self, change: ReplyChange) -> bool:
-        """Take ``change`` into the answer and its steps; False when it changes nothing."""
-        if isinstance(change, TextAppended):
-            self._answer += change.text
-            if not self._fallback:
-                self._pacer.add_text(self._markdown.feed(change.text))
-        elif isinstance(change, TextReplaced):
-            if change.text == self._answer:
-                return False
-            self._answer = change.text
-            shown = any(message.text for message in self._layout.messages)
-            then = on_replace(self._fallback, shown)
-            if then is Then.FALL_BACK:
-                self._fall_back()
-            elif then is Then.TAKE_BACK:
-                self._pacer.take_back_text()
-                self._markdown = MarkdownStream()
-                self._pacer.add_text(self._markdown.feed(change.text))
-        elif isinstance(change, StepStarted):
-            details = neutralise(summarize(change.args))
-            if self._steps.start(change.call_id, neutralise(change.name), details):
-                self._show_step(change.call_id)
-        else:
-            output = neutralise(summarize(change.response))
-            if self._steps.finish(change.call_id, neutralise(change.name), change.ok, output):
-                self._show_step(change.call_id)
-        return True
-
-    def _show_step(self, call_id: str) -> None:
-        if self._fallback:
-            self._show_card(call_id)
-        else:
-            self._pacer.add_step(task_update(call_id, self._steps.steps[call_id]))
-
     def _send_queue(self) -> None:
         """Make the calls the pacer names until the queue is sent."""
-        while not self._fallback:
-            stream = self._layout.stream()
-            call = self._pacer.next_call(stream, self._clock.time())
+        while not self._reply.fallback:
+            stream = self._reply.layout.stream()
+            call = self._reply.pacer.next_call(stream, self._clock.time())
             if call is None:
                 return
             if isinstance(call, RollOver):
@@ -493,11 +380,11 @@ class ThreadReply:
 
     def _may_start(self) -> bool:
         """Whether the workspace's budget lets the reply's next message stream (``ReplyBudget``)."""
-        return self._budget.may_start(len(self._layout.messages))
+        return self._budget.may_start(len(self._reply.layout.messages))
 
     def _share_appends(self, open_streams: int) -> None:
         """Pace appends for ``open_streams`` streams sharing the workspace's limit."""
-        self._pacer.interval = append_interval(open_streams, self._limits.stream_interval)
+        self._reply.pacer.interval = append_interval(open_streams, self._limits.stream_interval)
 
     def _start_stream(self, call: Start) -> None:
         before = self._showing(call.chunks, NEW_MESSAGE)
@@ -511,28 +398,14 @@ class ThreadReply:
         except SlackApiError as error:
             self._unshow(before)
             code = error.response.get("error")
-            then = on_refusal("start", code)
-            if then is Then.SHRINK:
-                self._shrink_room(call.size // 2, error)
-                return
+            then = self._reply.start_refused(call, code)
             if then is Then.RAISE:
                 raise
-            log.info("slack_streaming_unavailable", error=code)
-            self._fall_back()
+            if then is Then.FALL_BACK:
+                log.info("slack_streaming_unavailable", error=code)
+                self._fall_back()
             return
-        self._layout.messages.append(
-            Message(
-                ts=str(answer["ts"]),
-                streamed=True,
-                streaming=True,
-                started_at=self._clock.time(),
-                text=text_of(call.chunks),
-                content=call.size,
-            )
-        )
-        self._status_at = None
-        self._pacer.started(self._layout.messages[-1].ts)
-        self._pacer.sent(call, self._clock.time())
+        self._reply.started(call, str(answer["ts"]), self._clock.time())
 
     def _append_stream(self, stream: Message, call: Append) -> None:
         before = self._showing(call.batch, stream.ts)
@@ -540,41 +413,30 @@ class ThreadReply:
             self._client.chat_appendStream(channel=self._channel, ts=stream.ts, chunks=call.batch)
         except SlackApiError as error:
             self._unshow(before)
-            then = on_refusal("append", error.response.get("error"))
-            if then is Then.GONE:
-                self._roll_over(stream, already_cut=True)
-                return
-            if then is Then.SHRINK_AND_ROLL_OVER:
-                self._shrink_room((len(stream.text) + call.size) // 2, error)
-                self._roll_over(stream)
-                return
-            raise
-        stream.text += text_of(call.batch)
-        stream.content += call.size
-        self._pacer.sent(call, self._clock.time())
+            then = self._reply.append_refused(stream, call, error.response.get("error"))
+            if then is Then.RAISE:
+                raise
+            self._roll_over(stream, already_cut=then is Then.GONE)
+            return
+        self._reply.appended(stream, call, self._clock.time())
 
     def _showing(self, chunks: list[Chunk], ts: str) -> dict[str, Shown]:
         """Before a call: keep where it shows steps final. Returns the record before it."""
-        before = dict(self._pacer.shown)
-        shown = self._pacer.showing(chunks, ts)
+        before = dict(self._reply.pacer.shown)
+        shown = self._reply.pacer.showing(chunks, ts)
         if shown is not None and self._keep_shown_steps is not None:
             self._keep_shown_steps(shown)
         return before
 
     def _unshow(self, before: dict[str, Shown]) -> None:
         """Slack refused the call: the record is again what it was before it."""
-        if before != self._pacer.shown and self._keep_shown_steps is not None:
+        if before != self._reply.pacer.shown and self._keep_shown_steps is not None:
             self._keep_shown_steps(shown_json(before))
-        self._pacer.shown = before
-
-    def _shrink_room(self, room: int, error: SlackApiError) -> None:
-        """Slack refused a message this long: keep messages shorter from now on."""
-        if not self._pacer.shrink(room):
-            raise error
+        self._reply.pacer.shown = before
 
     def _roll_over(self, stream: Message, already_cut: bool = False) -> None:
         """Stop ``stream`` (unless Slack already cut it) and carry on in a new message."""
-        stop = self._pacer.roll_over(stream)
+        stop = self._reply.pacer.roll_over(stream)
         if already_cut:
             stream.streaming = False
             self._rewrite(stream)
@@ -607,9 +469,8 @@ class ThreadReply:
 
     def _call_stop(self, stream: Message, chunks: list[Chunk], blocks: Blocks = ()) -> bool:
         """chat.stopStream; False when Slack had already cut or stopped the stream."""
-        self._budget.wait_to_stop(
-            next(i for i, message in enumerate(self._layout.messages) if message is stream)
-        )
+        messages = self._reply.layout.messages
+        self._budget.wait_to_stop(next(i for i, m in enumerate(messages) if m is stream))
         try:
             self._client.chat_stopStream(
                 channel=self._channel,
@@ -627,19 +488,15 @@ class ThreadReply:
     # Falling back to posted and edited messages -----------------------------------
 
     def _fall_back(self) -> None:
-        """From now on, post and edit: text already shown changed, or streams are refused."""
-        self._fallback = True
-        # Every step not shown in its final state yet continues as a card.
-        moved = self._pacer.abandon()
-        stream = self._layout.stream()
-        if stream is not None:
-            self._stop(stream, self._pacer.stop(stream.ts, output=CONTINUED_BELOW))
-        for key in self._steps.steps:
-            if key in moved:
-                self._show_card(key)
+        """From now on, post and edit: text already shown changed, or streams are refused.
 
-    def _show_card(self, call_id: str) -> None:
-        self._layout.place_card(call_id, self._answer, self._pacer.room)
+        Every step not shown in its final state yet continues as a card.
+        """
+        moved = self._reply.fall_back()
+        stream = self._reply.layout.stream()
+        if stream is not None:
+            self._stop(stream, self._reply.pacer.stop(stream.ts, output=CONTINUED_BELOW))
+        self._reply.place_cards(moved)
 
     def _write_messages(self, force: bool) -> list[float]:
         """Write each message the layout names, each at most once per interval.
@@ -649,10 +506,7 @@ class ThreadReply:
             waits for that instead and writes every one.
         """
         due: list[float] = []
-        writes = self._layout.plan(
-            self._answer, self._steps.steps, self._pacer.room, self._clock.time()
-        )
-        for write in writes:
+        for write in self._reply.writes(self._clock.time()):
             if self._clock.time() < write.ready_at:
                 if not force:
                     due.append(write.ready_at)
@@ -663,8 +517,7 @@ class ThreadReply:
 
     def _write(self, write: Write) -> None:
         ts = write.message.ts
-        cards = [task_update(key, self._steps.steps[key]) for key, _ in write.message.cards]
-        self._showing([card for card in cards if is_final(card)], ts or NEW_MESSAGE)
+        self._showing(self._reply.final_cards(write), ts or NEW_MESSAGE)
         if ts:
             self._client.chat_update(channel=self._channel, ts=ts, **write.fields)
         else:
@@ -672,6 +525,4 @@ class ThreadReply:
                 channel=self._channel, thread_ts=self._thread_ts, **write.fields
             )
             ts = str(answer["ts"])
-            self._pacer.started(ts)
-            self._status_at = None
-        self._layout.wrote(write, ts, self._clock.time())
+        self._reply.wrote(write, ts, self._clock.time())

@@ -1,0 +1,299 @@
+"""A reply as it stands in Slack, and what follows each change or answer of Slack's: no I/O.
+
+Theory of operation. ``ReplyState`` holds everything a turn's reply knows:
+the answer so far, its markdown still undecided (``MarkdownStream``), the
+queue of a streamed reply (``StreamPacer``), the reply's messages
+(``FallbackLayout``), its steps (``StepCards``), whether it fell back to
+posted messages, and when the older status line was set. It changes only
+through its methods, each given the time where it matters, and each says
+what the Slack side (``shared.slack.reply.ThreadReply``) does next, by the
+rules of ``shared.core.reply_course``:
+
+- *A change of the answer* (``take``): text is queued for the stream (or
+  left to the next layout in the fallback), a step is queued or shown as a
+  card; text already streamed that changed makes the reply fall back.
+- *Slack's answers*: a stream started (``started``), a batch appended
+  (``appended``), a message written (``wrote``) are recorded; a refused
+  start or append (``start_refused``, ``append_refused``) keeps messages
+  shorter when Slack found one too long, by half of what it refused, and
+  says whether the reply goes on in a new message, falls back, or lets the
+  error end the run (messages already as short as they go).
+- *Falling back, a person's stop, a take-over* (``fall_back`` then
+  ``place_cards``, ``halt``, ``from_state`` then ``resume``): what stops the
+  open stream, which steps continue as cards, which messages are written
+  whole again, and what the reply does first.
+
+Its state is plain JSON (``to_state``/``from_state``), the keys of the
+turn's checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Protocol
+
+from shared.core.reply import ReplyChange, TextAppended, TextReplaced
+from shared.core.reply_course import (
+    Then,
+    on_end,
+    on_refusal,
+    on_replace,
+    on_stop,
+    on_take_over,
+    written_again_now,
+)
+from shared.core.step_cards import StepCards, is_final, read_shown, summarize, task_update
+from shared.core.tool_steps import StepStarted
+from shared.slack.layout import FallbackLayout, Message, Write
+from shared.slack.markdown import MarkdownStream, neutralise
+from shared.slack.pacing import Append, Chunk, ReplyLimits, Start, Stop, StreamPacer, text_of
+from shared.slack.timetable import ReplyTimes
+
+
+class BudgetDates(Protocol):
+    """The dates of the reply's place in its workspace's budget (``ReplyBudget``)."""
+
+    @property
+    def start_at(self) -> float: ...
+
+    @property
+    def budgeted(self) -> bool: ...
+
+    @property
+    def open_until(self) -> float | None: ...
+
+    @property
+    def shared_at(self) -> float: ...
+
+
+class ReplyState:
+    """One turn's reply: its answer, queue, messages and steps, changed without I/O."""
+
+    def __init__(self, limits: ReplyLimits, *, streams: bool) -> None:
+        """An empty reply; ``streams``: it may stream (``reply_course.streams``), else it posts."""
+        self.limits = limits
+        self.answer = ""
+        self.markdown = MarkdownStream()
+        self.pacer = StreamPacer(limits)
+        self.layout = FallbackLayout(limits)
+        self.steps = StepCards()
+        self.fallback = not streams
+        """The reply posts and edits messages, for good."""
+        self.status_at: float | None = None
+        """When the older status line was last set; None: it is not shown."""
+        self.halted = False
+        """A person stopped the turn: nothing more of the answer is shown."""
+
+    # The answer -------------------------------------------------------------------
+
+    def take(self, change: ReplyChange) -> Then | None:
+        """Take ``change`` into the answer and its steps.
+
+        Returns ``FALL_BACK`` when text already streamed changed (the open
+        stream must stop), ``NOTHING`` otherwise; None when the change changes
+        nothing.
+        """
+        if isinstance(change, TextAppended):
+            self.answer += change.text
+            if not self.fallback:
+                self.pacer.add_text(self.markdown.feed(change.text))
+        elif isinstance(change, TextReplaced):
+            if change.text == self.answer:
+                return None
+            self.answer = change.text
+            shown = any(message.text for message in self.layout.messages)
+            then = on_replace(self.fallback, shown)
+            if then is Then.FALL_BACK:
+                return then
+            if then is Then.TAKE_BACK:
+                self.pacer.take_back_text()
+                self.markdown = MarkdownStream()
+                self.pacer.add_text(self.markdown.feed(change.text))
+        elif isinstance(change, StepStarted):
+            details = neutralise(summarize(change.args))
+            if self.steps.start(change.call_id, neutralise(change.name), details):
+                self._show_step(change.call_id)
+        else:
+            output = neutralise(summarize(change.response))
+            if self.steps.finish(change.call_id, neutralise(change.name), change.ok, output):
+                self._show_step(change.call_id)
+        return Then.NOTHING
+
+    def _show_step(self, call_id: str) -> None:
+        if self.fallback:
+            self.layout.place_card(call_id, self.answer, self.pacer.room)
+        else:
+            self.pacer.add_step(task_update(call_id, self.steps.steps[call_id]))
+
+    def end(self) -> Then:
+        """The answer is complete and the queue sent as far as it may be: how the stream ends."""
+        return on_end(
+            self.layout.stream() is not None, bool(self.pacer.queue), self.pacer.carries_steps()
+        )
+
+    # Slack's answers --------------------------------------------------------------
+
+    def started(self, call: Start, ts: str, now: float) -> None:
+        """chat.startStream took ``call`` at ``now``: message ``ts`` streams."""
+        self.layout.messages.append(
+            Message(
+                ts=ts,
+                streamed=True,
+                streaming=True,
+                started_at=now,
+                text=text_of(call.chunks),
+                content=call.size,
+            )
+        )
+        self.status_at = None
+        self.pacer.started(ts)
+        self.pacer.sent(call, now)
+
+    def start_refused(self, call: Start, code: str | None) -> Then:
+        """Slack refused ``call`` with ``code``.
+
+        Returns ``SHRINK`` (messages are shorter now: the queue is sent again),
+        ``FALL_BACK`` or ``RAISE``.
+        """
+        then = on_refusal("start", code)
+        if then is Then.SHRINK and not self.pacer.shrink(call.size // 2):
+            return Then.RAISE
+        return then
+
+    def appended(self, stream: Message, call: Append, now: float) -> None:
+        """chat.appendStream took ``call`` into ``stream`` at ``now``."""
+        stream.text += text_of(call.batch)
+        stream.content += call.size
+        self.pacer.sent(call, now)
+
+    def append_refused(self, stream: Message, call: Append, code: str | None) -> Then:
+        """Slack refused ``call`` with ``code``.
+
+        Returns ``GONE`` (Slack cut the stream: go on in a new message),
+        ``ROLL_OVER`` (it was too long: messages are shorter now, stop it and
+        go on in a new one) or ``RAISE``.
+        """
+        then = on_refusal("append", code)
+        if then is Then.SHRINK_AND_ROLL_OVER:
+            room = (len(stream.text) + call.size) // 2
+            return Then.ROLL_OVER if self.pacer.shrink(room) else Then.RAISE
+        return then
+
+    def writes(self, now: float) -> list[Write]:
+        """The fallback's layout at ``now``: each message to write (``FallbackLayout.plan``)."""
+        return self.layout.plan(self.answer, self.steps.steps, self.pacer.room, now)
+
+    def final_cards(self, write: Write) -> list[Chunk]:
+        """The steps ``write`` shows final (recorded before it is made)."""
+        cards = [task_update(key, self.steps.steps[key]) for key, _ in write.message.cards]
+        return [card for card in cards if is_final(card)]
+
+    def wrote(self, write: Write, ts: str, now: float) -> None:
+        """Slack took ``write`` at ``now``; ``ts``: its message's, maybe just posted."""
+        if not write.message.ts:
+            self.pacer.started(ts)
+            self.status_at = None
+        self.layout.wrote(write, ts, now)
+
+    # Endings ------------------------------------------------------------------------
+
+    def fall_back(self) -> set[str]:
+        """From now on the reply posts and edits: the steps to show as cards (``place_cards``),
+        once the open stream stopped."""
+        self.fallback = True
+        return self.pacer.abandon()
+
+    def place_cards(self, moved: Collection[str]) -> None:
+        """The steps ``moved`` continue as cards, in the order they began."""
+        for key in self.steps.steps:
+            if key in moved:
+                self.layout.place_card(key, self.answer, self.pacer.room)
+
+    def halt(
+        self, stopped_streams: Collection[str], status: str, output: str
+    ) -> tuple[Message, Stop] | None:
+        """A person stopped the turn: nothing more is shown; the stream to stop, and how.
+
+        A stream Slack stopped for the click (in ``stopped_streams``) is
+        stopped already: none then. Running steps close as ``status`` with ``output``.
+        """
+        self.halted = True
+        self.pacer.abandon()
+        stream = self.layout.stream()
+        if stream is None:
+            return None
+        then = on_stop(True, stream.ts in stopped_streams)
+        if then is Then.GONE:
+            stream.streaming = False
+            self.pacer.stop(stream.ts)
+            return None
+        return stream, self.pacer.stop(stream.ts, output=output, status=status)
+
+    # Checkpoints ------------------------------------------------------------------
+
+    def times(self, budget: BudgetDates) -> ReplyTimes:
+        """What the timetable weighs, as the reply stands now."""
+        stream = self.layout.stream()
+        return ReplyTimes(
+            fallback=self.fallback,
+            posted=self.layout.posted(),
+            streaming=stream is not None,
+            status_at=self.status_at,
+            send_at=self.pacer.send_at(),
+            start_at=budget.start_at,
+            budgeted=budget.budgeted,
+            open_until=budget.open_until,
+            shared_at=budget.shared_at,
+            roll_over_at=None if stream is None else self.pacer.roll_over_at(stream),
+            layout_at=self.layout.layout_at(),
+        )
+
+    def to_state(self) -> dict[str, Any]:
+        """Plain JSON, the keys of the reply's checkpoint."""
+        return {
+            "answer": self.answer,
+            "markdown": self.markdown.to_state(),
+            **self.pacer.to_state(),
+            "messages": self.layout.to_state(),
+            "steps": self.steps.to_state(),
+            "fallback": self.fallback,
+            "status_at": self.status_at,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], limits: ReplyLimits) -> ReplyState:
+        """Back from ``to_state``."""
+        reply = cls(limits, streams=not state["fallback"])
+        reply.answer = state["answer"]
+        reply.markdown = MarkdownStream.from_state(state["markdown"])
+        reply.pacer = StreamPacer.from_state(state, limits)
+        reply.layout = FallbackLayout.from_state(state["messages"], limits)
+        reply.steps = StepCards.from_state(state["steps"])
+        reply.status_at = state["status_at"]
+        return reply
+
+    def resume(self, shown_steps: Mapping[str, Any]) -> Then:
+        """Continue after a function that may have shown ``shown_steps`` (``keep_shown_steps``).
+
+        Each step keeps the state it showed (``StepCards.taken_over``), shown
+        again where the open stream may show it (``StreamPacer.taken_over``).
+        Returns what that function did after, which the reply does too
+        (``on_take_over``): ``FALL_BACK``, ``ROLL_OVER`` or ``NOTHING``.
+        """
+        shown = read_shown(shown_steps)
+        self.steps.taken_over(shown)
+        stream = self.layout.stream()
+        closed = self.pacer.taken_over(shown, None if stream is None else stream.ts)
+        return on_take_over(stream is not None, closed)
+
+    def written_again(self) -> list[Message]:
+        """The function before died: the stopped streams to write whole at once.
+
+        Every message Slack holds is written whole again (``FallbackLayout.taken_over``).
+        """
+        self.layout.taken_over()
+        return [
+            message
+            for message in self.layout.messages
+            if written_again_now(self.fallback, message.streamed, message.streaming)
+        ]

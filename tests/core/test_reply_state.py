@@ -1,0 +1,338 @@
+"""A reply's state in Slack, change by change and answer by answer, with the time passed in.
+
+No Slack here: each test changes a ``ReplyState`` as the turn engine and
+Slack's answers would, and reads what the reply then does, what it queues,
+and what its messages hold. (``tests/replies/test_thread_reply.py`` shows
+the same in a thread of the Slack stand-in, made by ``ThreadReply``.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from shared.core.reply import ReplyChange, TextAppended, TextReplaced
+from shared.core.reply_course import Then
+from shared.core.step_cards import CONTINUED, CONTINUED_BELOW
+from shared.core.tool_steps import StepFinished, StepStarted
+from shared.slack.layout import Message
+from shared.slack.pacing import Append, ReplyLimits, Start, text_chunk, text_of
+from shared.slack.reply_state import ReplyState
+
+LIMITS = ReplyLimits(stream_seconds=240.0, message_chars=1_000, stream_interval=0.6)
+NOW = 1000.0
+
+
+def streaming(*changes: ReplyChange) -> ReplyState:
+    """A reply that streams, given ``changes``."""
+    reply = ReplyState(LIMITS, streams=True)
+    for change in changes:
+        reply.take(change)
+    return reply
+
+
+def sent_all(reply: ReplyState, ts: str = "1.1", now: float = NOW) -> Message:
+    """Slack took every call the pacer names: the open stream."""
+    while (call := reply.pacer.next_call(reply.layout.stream(), now)) is not None:
+        if isinstance(call, Start):
+            reply.started(call, ts, now)
+        else:
+            assert isinstance(call, Append)
+            stream = reply.layout.stream()
+            assert stream is not None
+            reply.appended(stream, call, now)
+    stream = reply.layout.stream()
+    assert stream is not None
+    return stream
+
+
+def queued_text(reply: ReplyState) -> str:
+    return text_of(reply.pacer.queue)
+
+
+def queued_steps(reply: ReplyState) -> list[tuple[str, str]]:
+    return [(c["id"], c["status"]) for c in reply.pacer.queue if c["type"] == "task_update"]
+
+
+@dataclass(frozen=True)
+class Case:
+    streams: bool
+    shown: str
+    """Text already streamed (sent to Slack) before ``change``."""
+    change: ReplyChange
+    then: Then | None
+    answer: str
+    queued: str
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        Case(True, "", TextAppended("Hello.\n"), Then.NOTHING, "Hello.\n", "Hello.\n"),
+        Case(True, "Hi.\n", TextAppended("More.\n"), Then.NOTHING, "Hi.\nMore.\n", "More.\n"),
+        # A replace that changes nothing shows nothing (the reply is not even pumped).
+        Case(True, "Hi.\n", TextReplaced("Hi.\n"), None, "Hi.\n", ""),
+        # A stream cannot take text back: the reply falls back, the new text posted.
+        Case(True, "Hi.\n", TextReplaced("Bye.\n"), Then.FALL_BACK, "Bye.\n", ""),
+        # Posted and edited: the next layout writes the text, nothing is queued.
+        Case(False, "", TextAppended("Hello.\n"), Then.NOTHING, "Hello.\n", ""),
+        Case(False, "", TextReplaced("Bye.\n"), Then.NOTHING, "Bye.\n", ""),
+    ],
+)
+def test_a_change_of_the_answer(case: Case) -> None:
+    reply = ReplyState(LIMITS, streams=case.streams)
+    if case.shown:
+        reply.take(TextAppended(case.shown))
+        sent_all(reply)
+
+    assert reply.take(case.change) is case.then
+    assert (reply.answer, queued_text(reply)) == (case.answer, case.queued)
+
+
+def test_text_replaced_before_any_went_out_is_queued_anew_not_twice() -> None:
+    reply = streaming(TextAppended("Draft.\n"), StepStarted("c1", "search", {"q": "x"}))
+
+    assert reply.take(TextReplaced("Final.\n")) is Then.NOTHING
+
+    assert queued_text(reply) == "Final.\n"
+    assert queued_steps(reply) == [("c1", "in_progress")]  # the step stays queued
+
+
+@pytest.mark.parametrize(
+    ("streams", "queued", "cards"),
+    [
+        (True, [("c1", "in_progress"), ("c1", "complete")], []),
+        (False, [], [["c1"]]),  # posted: a card in a new message, updated in place
+    ],
+)
+def test_a_step_is_queued_in_a_stream_or_shown_as_a_card(
+    streams: bool, queued: list[tuple[str, str]], cards: list[list[str]]
+) -> None:
+    reply = ReplyState(LIMITS, streams=streams)
+    reply.take(StepStarted("c1", "search", {"q": "x"}))
+    reply.take(StepFinished("c1", "search", True, {"answer": "y"}))
+
+    assert queued_steps(reply) == queued
+    assert [[key for key, _ in m.cards] for m in reply.layout.messages] == cards
+    assert reply.steps.steps["c1"]["status"] == "complete"
+
+
+def test_a_started_stream_holds_what_slack_took_and_ends_the_status_line() -> None:
+    reply = streaming(TextAppended("Hello.\n"))
+    reply.status_at = NOW - 5
+
+    stream = sent_all(reply, ts="9.9")
+
+    assert (stream.ts, stream.text, stream.content, stream.started_at) == (
+        "9.9",
+        "Hello.\n",
+        len("Hello.\n"),
+        NOW,
+    )
+    assert reply.status_at is None
+    assert reply.pacer.send_at() is None  # nothing waits
+    reply.take(TextAppended("More.\n"))
+    assert reply.pacer.send_at() == NOW + LIMITS.stream_interval  # batched after the last send
+
+
+@pytest.mark.parametrize(
+    ("code", "size", "then", "room"),
+    [
+        ("msg_too_long", 900, Then.SHRINK, 450),  # half of what Slack refused, from now on
+        ("msg_too_long", 300, Then.RAISE, 1_000),  # shorter than any message may be
+        ("feature_not_enabled", 900, Then.FALL_BACK, 1_000),
+        ("ratelimited", 900, Then.RAISE, 1_000),  # slack_sdk retried it already
+    ],
+)
+def test_a_refused_start(code: str, size: int, then: Then, room: int) -> None:
+    reply = streaming()
+    call = Start([text_chunk("x" * size)], [text_chunk("x" * size)], size)
+
+    assert reply.start_refused(call, code) is then
+    assert reply.pacer.room == room
+
+
+@pytest.mark.parametrize(
+    ("code", "size", "then", "room"),
+    [
+        ("msg_too_long", 400, Then.ROLL_OVER, 300),  # (200 shown + 400) // 2
+        ("msg_too_long", 100, Then.RAISE, 1_000),  # 150: shorter than any message may be
+        ("message_not_in_streaming_state", 400, Then.GONE, 1_000),
+        ("stopped_by_user", 400, Then.GONE, 1_000),
+        ("channel_not_found", 400, Then.RAISE, 1_000),
+    ],
+)
+def test_a_refused_append(code: str, size: int, then: Then, room: int) -> None:
+    reply = streaming(TextAppended("s" * 199 + "\n"))
+    stream = sent_all(reply)
+
+    call = Append([text_chunk("x" * size)], size)
+    assert reply.append_refused(stream, call, code) is then
+    assert reply.pacer.room == room
+
+
+def running_stream() -> ReplyState:
+    """A stream showing text and one step still running, more text queued."""
+    reply = streaming(TextAppended("Hi.\n"), StepStarted("c1", "search", {"q": "x"}))
+    sent_all(reply)
+    reply.take(TextAppended("Queued.\n"))
+    return reply
+
+
+@pytest.mark.parametrize(
+    ("stopped_by_slack", "stops"),
+    [
+        (False, True),  # stopped here, its running step closed as the turn ends
+        (True, False),  # Slack stopped it for the click: no call, only the record
+    ],
+)
+def test_a_person_stops_the_turn(stopped_by_slack: bool, stops: bool) -> None:
+    reply = running_stream()
+    stream = reply.layout.stream()
+    assert stream is not None
+
+    stop = reply.halt({"1.1"} if stopped_by_slack else set(), "error", "No result.")
+
+    if stops:
+        assert stop is not None
+        assert stop[0] is stream
+        assert [(c["id"], c["status"], c["output"]) for c in stop[1].steps] == [
+            ("c1", "error", "No result.")
+        ]
+    else:
+        assert stop is None
+        assert not stream.streaming
+    assert reply.halted
+    assert reply.pacer.queue == []  # what waited is dropped
+
+
+def test_a_person_stops_a_turn_with_no_stream_open() -> None:
+    reply = streaming(TextAppended("Queued.\n"))
+
+    assert reply.halt(set(), "error", "No result.") is None
+    assert (reply.halted, reply.pacer.queue) == (True, [])
+
+
+def test_falling_back_continues_the_steps_not_shown_final_as_cards_in_their_order() -> None:
+    reply = running_stream()  # c1 shows running
+    reply.take(StepStarted("c2", "fetch", {"u": "v"}))  # queued, never shown
+    stream = reply.layout.stream()
+    assert stream is not None
+
+    moved = reply.fall_back()
+    stop = reply.pacer.stop(stream.ts, output=CONTINUED_BELOW)
+    stream.streaming = False
+    reply.place_cards(moved)
+
+    assert reply.fallback
+    assert reply.pacer.queue == []
+    assert [c["id"] for c in stop.steps] == ["c1"]  # closed as continued below
+    assert [[k for k, _ in m.cards] for m in reply.layout.messages] == [[], ["c1", "c2"]]
+    assert not reply.layout.messages[1].streamed
+
+
+def test_a_posted_message_takes_its_ts_and_ends_the_status_line() -> None:
+    reply = ReplyState(LIMITS, streams=False)
+    reply.take(TextAppended("Hello.\n"))
+    reply.status_at = NOW - 5
+
+    (write,) = reply.writes(NOW)
+    reply.wrote(write, "5.5", NOW)
+
+    assert [m.ts for m in reply.layout.messages] == ["5.5"]
+    assert reply.status_at is None
+    assert reply.writes(NOW + 5) == []  # written: nothing new to show
+
+
+@dataclass(frozen=True)
+class Dates:
+    start_at: float = 1010.0
+    budgeted: bool = True
+    open_until: float | None = 1060.0
+    shared_at: float = 995.0
+
+
+def test_the_timetable_reads_the_reply_and_its_budget() -> None:
+    reply = running_stream()
+
+    times = reply.times(Dates())
+
+    assert (times.streaming, times.posted, times.fallback) == (True, True, False)
+    assert times.send_at == NOW + LIMITS.stream_interval
+    assert times.roll_over_at == NOW + LIMITS.stream_seconds
+    assert (times.start_at, times.budgeted, times.open_until, times.shared_at) == (
+        1010.0,
+        True,
+        1060.0,
+        995.0,
+    )
+
+
+def test_a_checkpoint_continues_the_same_reply() -> None:
+    reply = running_stream()
+
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+
+    assert again.to_state() == reply.to_state()
+    assert again.resume({}) is Then.NOTHING
+    assert queued_text(again) == "Queued.\n"
+
+
+@pytest.mark.parametrize(
+    ("fallback", "written_now"),
+    [
+        (False, ["1.1"]),  # the stopped stream at once; the open one when it stops
+        (True, []),  # the fallback writes every message anyway
+    ],
+)
+def test_a_reply_taken_over_writes_its_stopped_streams_whole_again(
+    fallback: bool, written_now: list[str]
+) -> None:
+    reply = streaming(TextAppended("First.\n"))
+    stream = sent_all(reply, ts="1.1")
+    reply.pacer.roll_over(stream)
+    stream.streaming = False
+    reply.take(TextAppended("Second.\n"))
+    sent_all(reply, ts="2.2")
+    reply.fallback = fallback
+
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+
+    assert [m.ts for m in again.written_again()] == written_now
+    assert [m.rewrite for m in again.layout.messages] == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("status", "output", "then"),
+    [
+        ("in_progress", None, Then.NOTHING),  # shown running: closed when the stream stops
+        ("complete", "done", Then.NOTHING),
+        # The function that died closed it to go on elsewhere: it stopped the stream.
+        ("complete", CONTINUED, Then.ROLL_OVER),
+        ("complete", CONTINUED_BELOW, Then.FALL_BACK),
+    ],
+)
+def test_a_reply_taken_over_does_what_the_function_before_did(
+    status: str, output: str | None, then: Then
+) -> None:
+    reply = running_stream()
+    update = {"type": "task_update", "id": "c1", "title": "search", "status": status}
+    if output is not None:
+        update["output"] = output
+
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+
+    assert again.resume({"c1": {"ts": "1.1", "update": update}}) is then
+
+
+def test_the_end_of_a_streamed_answer() -> None:
+    open_stream = running_stream()
+    waiting = streaming(TextAppended("Queued, no stream may start.\n"))
+    done = streaming()
+
+    assert (open_stream.end(), waiting.end(), done.end()) == (
+        Then.STOP,
+        Then.FALL_BACK,
+        Then.NOTHING,
+    )
