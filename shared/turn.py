@@ -38,7 +38,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
 
 import structlog
 
@@ -136,7 +135,6 @@ class TurnRun:
             deps=deps,
             chat=self.chat,
             deadline=deadline,
-            checkpoint_now=self._checkpoint_now,
             finish_turn=lambda outcome: self.ending.finish_turn(outcome),
         )
         """The run's calls to the agent and what they change (``shared.turn_stream``)."""
@@ -149,7 +147,6 @@ class TurnRun:
             thread=ThreadReadBack(self.chat, turn.channel, turn.thread_ts),
             clock=deps.clock,
             agent_name=self.backend.name,
-            checkpoint_now=self._checkpoint_now,
         )
         """How the turn ends, and its notices told once (``shared.turn_ending``)."""
         self.pauses = TurnPauses(
@@ -160,7 +157,6 @@ class TurnRun:
             tasks=self.claim.tasks,
             thread_status=self.thread_status,
             lease=deps.settings.lease,
-            checkpoint_now=self._checkpoint_now,
             run=self._run,
             new_reply=self._new_reply,
             show_working=self._show_working,
@@ -269,7 +265,7 @@ class TurnRun:
         pending = deque(actions)
         while pending:
             if self.clock.monotonic() >= self.deadline:
-                self.claim.hand_over(self.carried, self._checkpoint_now)
+                self.claim.hand_over(self.carried)
                 return
             action = pending.popleft()
             self.claim.fence.check()
@@ -295,7 +291,7 @@ class TurnRun:
                         self.clock.sleep(max(0.0, wait))
                         pending.extend(self.follower.handle(TimerFired(timer)))
                     else:
-                        self.claim.sleep_until(at, timer, self.carried, self._checkpoint_now)
+                        self.claim.sleep_until(at, timer, self.carried)
                         return
                 case Notify(text=text):
                     self.carried.telling.ends_with(outcome_of(pending))
@@ -305,16 +301,12 @@ class TurnRun:
                     return
         if self.carried.machine.state.phase == Phase.FOLLOW:
             # the stream was cut at the deadline, still open
-            self.claim.hand_over(self.carried, self._checkpoint_now)
+            self.claim.hand_over(self.carried)
 
     def _show_working(self) -> None:
         show_working(self.thread_status, self.turn)
 
     # Checkpoints ----------------------------------------------------------------
-
-    def _checkpoint_now(self, force: bool, renew: bool = True) -> None:
-        checkpoint = partial(self.carried.checkpoint, self.settings.follow_budget_seconds)
-        self.claim.save(checkpoint, self.carried.reply.posted, force, renew)
 
     def _restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
         if checkpoint is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
@@ -80,12 +80,6 @@ class Carried:
             reconcile_every=reconcile_every,
             binds_to=self.binds_to,
         )
-
-
-class CheckpointNow(Protocol):
-    """The run's checkpoint: written when ``force``d or due; the lease renewed with it if ``renew``."""
-
-    def __call__(self, force: bool, renew: bool = True) -> None: ...
 
 
 def new_reply(

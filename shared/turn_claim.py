@@ -20,7 +20,6 @@ ours, is made either way).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,7 +33,7 @@ from shared.core.timers import WaitTimer
 from shared.errors import Superseded
 from shared.fence import Fence
 from shared.store import Turn
-from shared.turn_carried import Carried, CheckpointNow
+from shared.turn_carried import Carried
 from shared.turn_tasks import TurnTasks
 
 log = structlog.get_logger()
@@ -102,23 +101,21 @@ class TurnClaim:
         self.fence.renewed(since, lease)
         return written.generation
 
-    def hand_over(self, carried: Carried, checkpoint_now: CheckpointNow) -> None:
+    def hand_over(self, carried: Carried) -> None:
         """Near the deadline: checkpoint and let ``stream_follow`` continue."""
         carried.machine.hand_over()
         carried.reply.suspend()
         generation = self.advance_generation(lease=self.settings.lease)
-        checkpoint_now(force=True)
+        self.save(carried, force=True)
         self.tasks.follow(generation)
         log.info("turn_handed_over", turn=self.turn.id, generation=generation)
 
-    def sleep_until(
-        self, at: float, timer: WaitTimer, carried: Carried, checkpoint_now: CheckpointNow
-    ) -> None:
+    def sleep_until(self, at: float, timer: WaitTimer, carried: Carried) -> None:
         """A long wait: checkpoint and let ``timeout`` wake the turn at ``at``."""
         carried.reply.suspend()
         wake = datetime.fromtimestamp(at, UTC)
         generation = self.advance_generation(lease=wake - self.clock.now() + self.settings.lease)
-        checkpoint_now(force=True)
+        self.save(carried, force=True)
         self.tasks.wake(timer, generation, wake)
 
     def still_ours(self) -> None:
@@ -134,18 +131,13 @@ class TurnClaim:
         stored = Stored(self.turn.checkpoint, self.turn.checkpoint_parts)
         return self.checkpoints.load(self.turn.id, stored)
 
-    def save(
-        self,
-        checkpoint: Callable[[], Checkpoint],
-        posted: list[str],
-        force: bool,
-        renew: bool = True,
-    ) -> None:
-        """Write ``checkpoint()`` if it is due, then renew the lease (unless not ``renew``).
+    def save(self, carried: Carried, force: bool, renew: bool = True) -> None:
+        """Checkpoint ``carried`` if ``force``d or due, then renew the lease (unless not ``renew``).
 
-        ``posted``: the reply's Slack messages now; one the last checkpoint
-        does not know makes the write due.
+        A Slack message of the reply that the last checkpoint does not know
+        makes the write due.
         """
+        posted = carried.reply.posted
         if posted != self._checkpointed_posts:
             force = True  # a function taking over must continue this message, not post another
         if (
@@ -155,8 +147,9 @@ class TurnClaim:
             return
         self._last_checkpoint = self.clock.monotonic()
         self._checkpointed_posts = posted
+        checkpoint = carried.checkpoint(reconcile_every=self.settings.follow_budget_seconds)
         self._stored = self.checkpoints.save(
-            self.turn.id, self.session.generation, checkpoint(), self._stored
+            self.turn.id, self.session.generation, checkpoint, self._stored
         )
         written = self.write_turn(**self._stored.fields())
         if written.get("stop") and self.turn.stop is None:

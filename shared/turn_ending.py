@@ -40,7 +40,7 @@ from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import DONE_TURNS_KEPT, Turn
-from shared.turn_carried import Carried, CheckpointNow
+from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
 
 log = structlog.get_logger()
@@ -81,7 +81,6 @@ class TurnEnding:
         thread: ThreadReadBack,
         clock: Clock,
         agent_name: str,
-        checkpoint_now: CheckpointNow,
     ) -> None:
         self.carried, self.claim, self.client = carried, claim, client
         self.turn = claim.turn
@@ -90,8 +89,6 @@ class TurnEnding:
         """The thread read back, by a taker that finds the end being told (``tell_if_untold``)."""
         self.agent_name = agent_name
         """The agent's name, in the feedback an answer offers."""
-        self._checkpoint_now = checkpoint_now
-        """Checkpoint the turn (forced or not; renewing the lease or not), as the run does."""
 
     def finish(self, outcome: str, pause: Callable[[], None]) -> None:
         """The machine finished the turn: show the rest, then pause, or tell and end it."""
@@ -133,18 +130,19 @@ class TurnEnding:
         """Post ``notice`` (mentioning ``who``); the end's exactly once (``shared.core.telling``)."""
         match self.carried.telling.tell(notice, who):
             case Tell.IN_TURN:
-                self._checkpoint_now(force=True)
+                self.claim.save(self.carried, force=True)
                 self.carried.reply.notice(notice, who)
             case Tell.AGAIN:
                 self.carried.reply.notice(notice, who)
             case Tell.END:
                 self.carried.reply.finish()  # all of the answer first, so the taker has nothing to show
-                self._checkpoint_now(force=True, renew=False)  # the post next: the smallest window
+                # the post next: the smallest window
+                self.claim.save(self.carried, force=True, renew=False)
                 try:
                     self.carried.reply.notice(notice, who, metadata=self._end_mark())
                 except SlackApiError:
                     self.carried.telling.not_shown()
-                    self._checkpoint_now(force=True)
+                    self.claim.save(self.carried, force=True)
                     raise
 
     def _end_mark(self) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from shared.core.turn_machine import Action, Started, Unpaused
 from shared.slack.prompts import render_prompt
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
-from shared.turn_carried import Carried, CheckpointNow
+from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
 from shared.turn_ending import TurnEnding
 from shared.turn_stream import StreamFollower
@@ -64,7 +64,6 @@ class TurnPauses:
         tasks: TurnTasks,
         thread_status: ThreadStatus,
         lease: timedelta,
-        checkpoint_now: CheckpointNow,
         run: Callable[[list[Action]], None],
         new_reply: Callable[[], ThreadReply],
         show_working: Callable[[], None],
@@ -74,7 +73,6 @@ class TurnPauses:
         self.binding, self.backend = follower.binding, follower.backend
         self.questions, self.tasks = follower.questions, tasks
         self.thread_status, self.lease = thread_status, lease
-        self._checkpoint_now = checkpoint_now
         self._run = run
         """Carry out the machine's actions, as the run does."""
         self._new_reply = new_reply
@@ -134,7 +132,7 @@ class TurnPauses:
         # once finds it, and a prompt Slack fails to show still times out.
         self.questions.put(question)
         self.claim.write_turn(status="paused")
-        self._checkpoint_now(force=True)
+        self.claim.save(self.carried, force=True)
         self.tasks.wake(QuestionTimer(question.key), question.generation, wake)
         self.questions.show(question)
         self.thread_status.show(agent_session.waiting())

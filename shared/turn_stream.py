@@ -48,7 +48,7 @@ from shared.core.turn_machine import (
 from shared.ports import Chat
 from shared.questions import TurnQuestions
 from shared.slack.people import actor_for, turn_text
-from shared.turn_carried import Carried, CheckpointNow
+from shared.turn_carried import Carried
 from shared.turn_claim import TurnClaim
 
 log = structlog.get_logger()
@@ -69,7 +69,6 @@ class StreamFollower:
         deps: Deps,
         chat: Chat,
         deadline: float,
-        checkpoint_now: CheckpointNow,
         finish_turn: Callable[[str], None],
     ) -> None:
         self.carried, self.claim, self.client = carried, claim, client
@@ -77,8 +76,6 @@ class StreamFollower:
         self.binding, self.backend, self.questions = binding, backend, questions
         self.store, self.chat, self.clock, self.ids = deps.store, chat, deps.clock, deps.ids
         self.deadline = deadline
-        self._checkpoint_now = checkpoint_now
-        """Checkpoint the turn (forced or not), as the run does."""
         self._finish_turn = finish_turn
         """Record the end of the turn with an outcome, as the run does."""
 
@@ -189,7 +186,7 @@ class StreamFollower:
                 )
                 if self.carried.machine.state.phase == Phase.DONE:
                     return actions  # ended with the stream still open (the longest turn)
-                self._checkpoint_now(force=False)
+                self.claim.save(self.carried, force=False)
             if self.clock.monotonic() >= self.deadline:
                 return actions  # cut at the deadline: ``_run`` hands over
         except AgentError as error:
@@ -224,7 +221,7 @@ class StreamFollower:
         if self._named_task_just_now():
             # Saved before any call that can fail (Slack, the context's write):
             # a function taking over reads this task, never sends the turn again.
-            self._checkpoint_now(force=True)
+            self.claim.save(self.carried, force=True)
         self.carried.reply.show(self.carried.assembler.feed(event))
         self.learn_context(event.context_id)
         return actions
@@ -241,7 +238,7 @@ class StreamFollower:
         changed = self.carried.task.read(task, self.clock.time())
         self.carried.reply.show(self.carried.assembler.feed(task))
         self.learn_context(task.context_id)
-        self._checkpoint_now(force=False)
+        self.claim.save(self.carried, force=False)
         return self.handle(TaskRead(task.status.state, changed))
 
     def look_up(self) -> list[Action]:

@@ -178,7 +178,7 @@ def test_a_carrier_a_stop_took_the_session_from_is_refused_at_its_next_checkpoin
     assert claim is not None
     run = engine.TurnRun(carrier, claim.session, claim.turn, engine.function_deadline(carrier))
     run.claim.write_turn(status="running", attempted=True)
-    run._checkpoint_now(force=True)  # still its own: no stop recorded
+    run.claim.save(run.carried, force=True)  # still its own: no stop recorded
 
     store, at, lease = shell.deps.store, shell.deps.clock.now(), shell.deps.settings.lease
     assert store.request_stop(turn_id, "U0ALICE", [])
@@ -188,7 +188,7 @@ def test_a_carrier_a_stop_took_the_session_from_is_refused_at_its_next_checkpoin
     assert taken is not None and taken.generation > claim.session.generation
 
     with pytest.raises(Superseded):
-        run._checkpoint_now(force=True)
+        run.claim.save(run.carried, force=True)
 
 
 class ManualClock:
