@@ -2,27 +2,28 @@
 
 Theory of operation: ``TurnRun`` performs the actions ``TurnMachine``
 decides (send, subscribe, read, look up, cancel, wait, notify, finish) and
-feeds back what happened, through parts with one job each, which share the
-turn as it is carried (``shared.turn_carried``): the claim, its fenced
-writes, lease, hand-over and checkpoint (``shared.turn_claim``); the calls
-to the agent and what their events change (``shared.turn_stream``); the
-end and its notices (``shared.turn_ending``); and the questions and
-approvals (``shared.turn_pauses``). Every event of the agent also goes, in arrival
-order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows in
-Slack. What a run must not forget is its *checkpoint*, kept on the turn's
+feeds back what happened, through parts with one job each: the claim, its
+fenced writes, lease, hand-over and checkpoint (``shared.turn_claim``); the
+calls to the agent and what their events change (``shared.turn_stream``);
+the end and its notices (``shared.turn_ending``); and the questions and
+approvals (``shared.turn_pauses``). What the parts share, the turn as it is
+carried (``shared.turn_carried``) among it, their ``Carrier`` builds once
+(``shared.turn_carrier``). Every event of the agent also goes, in arrival
+order, to the pure ``ReplyAssembler``, whose changes ``ThreadReply`` shows
+in Slack. What a run must not forget is its *checkpoint*, kept on the turn's
 document: the machine's state, the assembler's state (what was delivered),
 the reply's state, and what the run knows of the task with its freshness
 (``shared.core.task_view``: ``observed_at``, ``caught_up``), and
 ``reconcile_every``, the cadence at which a healthy stream is reconciled
 with GetTask (at every hand-over, when ``stream_follow`` resumes with a
-read); a typed, versioned ``shared.checkpoint.Checkpoint``. It is written when the
-task is first named, when the reply has posted a new Slack message, at most
-every few seconds while a stream runs (coalesced, so a long answer costs a
-bounded number of writes), and whenever the run stops before the turn ends.
-A function that dies is taken over from its last checkpoint (see
-``shared.engine``): it continues the same Slack messages, and what was shown
-since that checkpoint is shown again in place, not twice (see
-``ThreadReply.restore``).
+read); a typed, versioned ``shared.checkpoint.Checkpoint``. The claim writes
+it (``TurnClaim.save``) when the task is first named, when the reply has
+posted a new Slack message, at most every few seconds while a stream runs
+(coalesced, so a long answer costs a bounded number of writes), and whenever
+the run stops before the turn ends. A function that dies is taken over from
+its last checkpoint (see ``shared.engine``): it continues the same Slack
+messages, and what was shown since that checkpoint is shown again in place,
+not twice (see ``ThreadReply.restore``).
 
 A run stops before the end in two ways. Near its function's deadline it
 hands over: it checkpoints and schedules ``stream_follow`` through a Cloud
@@ -39,14 +40,10 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import structlog
-
-from shared.a2a.client import AgentClient
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.core import agent_session
 from shared.core import questions as lifecycle
-from shared.core import session as sessions
 from shared.core.questions import Next
 from shared.core.session import Session
 from shared.core.timers import QuestionTimer, Timer
@@ -63,104 +60,31 @@ from shared.core.turn_machine import (
     Send,
     Subscribe,
     TimerFired,
-    TurnMachine,
     WaitUntil,
     first_events,
     outcome_of,
 )
-from shared.errors import ConfigError
-from shared.fence import FencedChat
-from shared.questions import QuestionStore, TurnQuestions
-from shared.slack.reply import ThreadReply
-from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import Turn
-from shared.turn_carried import (
-    Carried,
-    new_machine,
-    new_reply,
-    show_working,
-    thread_status,
-    turn_timings,
-)
-from shared.turn_claim import TurnClaim
+from shared.turn_carrier import Carrier
 from shared.turn_ending import TurnEnding
 from shared.turn_pauses import TurnPauses
 from shared.turn_stream import StreamFollower
-
-log = structlog.get_logger()
 
 
 class TurnRun:
     """One function's part in carrying one turn."""
 
     def __init__(self, deps: Deps, session: Session, turn: Turn, deadline: float) -> None:
-        self.deps = deps
-        self.settings = deps.settings
-        self.clock = deps.clock
-        self.turn = turn
-        self.deadline = deadline
-        self.claim = TurnClaim(deps, session, turn, deadline)
-        """This function's claim: its fenced writes, lease and checkpoint (``shared.turn_claim``)."""
-        self.chat = FencedChat(deps.chat, self.claim.fence)
-        self.thread_status = thread_status(deps, turn, self.chat)
-        """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
-        binding = deps.config.binding(turn.binding)
-        if binding is None:  # the engine ends such turns before it carries them
-            raise ConfigError(f"binding {turn.binding!r} is no longer configured")
-        self.binding = binding
-        self.timings = turn_timings(deps.settings, binding)
-        self.backend = deps.config.backend(binding.agent_backend)
-        self.client = AgentClient(
-            self.backend,
-            self.binding,
-            link=deps.agent_link,
-            cards=deps.cards,
-            clock=deps.clock,
-            ids=deps.ids,
-            max_response_bytes=deps.settings.max_agent_response_bytes,
-            call_seconds=deps.settings.agent_call_seconds,
-        )
-        self.questions = TurnQuestions(
-            QuestionStore(deps.documents, deps.clock), self.chat, deps.clock, binding.platform
-        )
-        self.carried = Carried(reply=self._new_reply(), machine=self._new_machine())
-        """The turn as this run carries it, shared with its parts (``shared.turn_carried``)."""
-        self.follower = StreamFollower(
-            self.carried,
-            self.claim,
-            self.client,
-            binding=binding,
-            backend=self.backend,
-            questions=self.questions,
-            deps=deps,
-            chat=self.chat,
-            deadline=deadline,
-            finish_turn=lambda outcome: self.ending.finish_turn(outcome),
-        )
-        """The run's calls to the agent and what they change (``shared.turn_stream``)."""
-        self.ending = TurnEnding(
-            self.carried,
-            self.claim,
-            self.client,
-            questions=self.questions,
-            thread_status=self.thread_status,
-            thread=ThreadReadBack(self.chat, turn.channel, turn.thread_ts),
-            clock=deps.clock,
-            agent_name=self.backend.name,
-        )
+        self.carrier = Carrier(deps, session, turn, deadline)
+        """What the run's parts share: the claim, the ports, the turn as carried."""
+        self.turn, self.deadline = turn, deadline
+        self.clock, self.settings = deps.clock, deps.settings
+        self.claim, self.carried = self.carrier.claim, self.carrier.carried
+        self.ending = TurnEnding(self.carrier)
         """How the turn ends, and its notices told once (``shared.turn_ending``)."""
-        self.pauses = TurnPauses(
-            self.carried,
-            self.claim,
-            self.follower,
-            self.ending,
-            tasks=self.claim.tasks,
-            thread_status=self.thread_status,
-            lease=deps.settings.lease,
-            run=self._run,
-            new_reply=self._new_reply,
-            show_working=self._show_working,
-        )
+        self.follower = StreamFollower(self.carrier, self.ending)
+        """The run's calls to the agent and what they change (``shared.turn_stream``)."""
+        self.pauses = TurnPauses(self.carrier, self.follower, self.ending, run=self._run)
         """The turn's questions and approvals (``shared.turn_pauses``)."""
 
     @property
@@ -180,7 +104,7 @@ class TurnRun:
                 if self.carried.machine.state.phase == Phase.DONE:
                     self.pauses.taken_over()  # paused on a question when it stopped
                 else:
-                    self._show_working()
+                    self.carrier.show_working()
                     self._run(self.follower.handle(Resumed()))
 
     def resume(self, timer: Timer | None) -> None:
@@ -192,18 +116,19 @@ class TurnRun:
             if isinstance(timer, QuestionTimer):
                 self.pauses.timed_out(timer.key)
                 return
-            self._show_working()  # processing lapses after an hour: each function says so anew
+            # processing lapses after an hour: each function says so anew
+            self.carrier.show_working()
             self._run(self.follower.handle(Resumed() if timer is None else TimerFired(timer)))
 
     def answer(self, key: str) -> None:
         """Send the answer to a paused task's question, then follow the task as a turn."""
         with self._reply_closed_at_end():
-            question = self.questions.get(key)
+            question = self.carrier.questions.get(key)
             if lifecycle.after_answer_task(question, self.turn.id) != Next.SEND_ANSWER:
                 return
             assert question is not None
             self.claim.write_turn()  # the fence first
-            self._restore(self.claim.load())
+            self.carrier.restore(self.claim.load())
             self.pauses.send_answer(question)
 
     def stop(self) -> None:
@@ -238,7 +163,7 @@ class TurnRun:
         self.claim.write_turn()
         if self.ending.ended_already(checkpoint):
             return False
-        self._restore(checkpoint, taken_over)
+        self.carrier.restore(checkpoint, taken_over)
         return True
 
     def _begin(self) -> None:
@@ -248,12 +173,12 @@ class TurnRun:
         self.claim.write_turn(
             status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
         )
-        self._show_working()
+        self.carrier.show_working()
         title = agent_session.alert_title(self.turn.trigger, self.turn.title)
         if title:
-            self.thread_status.rename(title)  # the thread an alert began is named after it
+            self.carrier.thread_status.rename(title)  # the thread an alert began is named after it
         self.carried.reply.working()
-        self.carried.machine = self._new_machine()
+        self.carried.machine = self.carrier.new_machine()
         *earlier, first = first_events(attempted=self.turn.attempted)
         for event in earlier:
             self.carried.machine.handle(event, self.clock.time())
@@ -302,25 +227,3 @@ class TurnRun:
         if self.carried.machine.state.phase == Phase.FOLLOW:
             # the stream was cut at the deadline, still open
             self.claim.hand_over(self.carried)
-
-    def _show_working(self) -> None:
-        show_working(self.thread_status, self.turn)
-
-    # Checkpoints ----------------------------------------------------------------
-
-    def _restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
-        if checkpoint is None:
-            return
-        answering = self.questions.get(checkpoint.answering)
-        self.carried.restore(checkpoint, answering, self.timings, self.turn.shown_steps, taken_over)
-        sessions.follow(self.session, self.carried.machine.state.task_id)
-
-    def _new_reply(self) -> ThreadReply:
-        keep_shown_steps = self.claim.keep_shown_steps
-        return new_reply(self.deps, self.turn, self.chat, self.thread_status, keep_shown_steps)
-
-    def _new_machine(self) -> TurnMachine:
-        # The give-up clock starts when the turn is first carried, not when it
-        # began to wait behind another turn of the thread.
-        has_context = self.session.context_id is not None
-        return new_machine(self.clock.time(), has_context, self.timings)

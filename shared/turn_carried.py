@@ -1,9 +1,10 @@
 """What a run holds of the turn it carries, shared by the run's parts.
 
 ``TurnRun`` and its parts (``shared.turn_stream``'s follower, the pause
-side) act on one ``Carried``: a part replaces a member (a restored
-checkpoint's machine, an answer's new reply) and the others see it at once.
-It is what the checkpoint keeps (``checkpoint``), with the claim's write.
+side) act on one ``Carried``, their ``Carrier``'s (``shared.turn_carrier``):
+a part replaces a member (a restored checkpoint's machine, an answer's new
+reply) and the others see it at once. It is what the checkpoint keeps
+(``checkpoint``; written by the claim, ``TurnClaim.save``).
 """
 
 from __future__ import annotations
@@ -14,15 +15,12 @@ from typing import Any
 
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
-from shared.config import Binding
-from shared.core import agent_session
 from shared.core.questions import OpenQuestion
 from shared.core.reply import ReplyAssembler
 from shared.core.task_view import TaskView
 from shared.core.telling import Telling
 from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
 from shared.ports import Chat
-from shared.settings import Settings
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
@@ -118,30 +116,3 @@ def thread_status(deps: Deps, turn: Turn, chat: Chat) -> ThreadStatus:
         budget=deps.slack_budget,
         team=turn.team,
     )
-
-
-def turn_timings(settings: Settings, binding: Binding) -> TurnTimings:
-    """The machine's delays, from the settings, and the Binding's longest turn."""
-    return TurnTimings(
-        backoff_start=settings.backoff_start_seconds,
-        backoff_cap=settings.backoff_cap_seconds,
-        poll_cap=settings.poll_cap_seconds,
-        busy_notice_after=settings.busy_notice_seconds,
-        give_up_after=settings.give_up_seconds,
-        no_sign_of_life=settings.no_sign_of_life_seconds,
-        reread_after_drop=settings.reread_after_drop_seconds,
-        max_turn=binding.max_turn.total_seconds(),
-    )
-
-
-def new_machine(started_at: float, has_context: bool, timings: TurnTimings) -> TurnMachine:
-    """A new turn's machine, started at ``started_at``."""
-    return TurnMachine(TurnState(started_at=started_at, has_context=has_context), timings)
-
-
-def show_working(status: ThreadStatus, turn: Turn) -> None:
-    """The thread's session is processing, for the person who wrote the turn."""
-    if turn.trigger:
-        status.show(agent_session.working(None, turn.title or ""))
-    else:
-        status.show(agent_session.working(turn.user, turn.text))

@@ -24,7 +24,6 @@ from typing import Any
 import structlog
 from slack_sdk.errors import SlackApiError
 
-from shared.a2a.client import AgentClient
 from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import Checkpoint
 from shared.core import agent_session, notices
@@ -34,14 +33,10 @@ from shared.core.session import CloseQuestion, ForgetContext
 from shared.core.telling import Tell, mark, untold
 from shared.core.turn_machine import TurnState
 from shared.feedback import feedback_blocks
-from shared.ports import Clock
-from shared.questions import TurnQuestions
 from shared.slack.reply import ThreadReply
-from shared.slack.session_status import ThreadStatus
 from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import DONE_TURNS_KEPT, Turn
-from shared.turn_carried import Carried
-from shared.turn_claim import TurnClaim
+from shared.turn_carrier import Carrier
 
 log = structlog.get_logger()
 
@@ -70,24 +65,13 @@ def tell_if_untold(
 class TurnEnding:
     """The end of the turn, and every notice of it."""
 
-    def __init__(
-        self,
-        carried: Carried,
-        claim: TurnClaim,
-        client: AgentClient,
-        *,
-        questions: TurnQuestions,
-        thread_status: ThreadStatus,
-        thread: ThreadReadBack,
-        clock: Clock,
-        agent_name: str,
-    ) -> None:
-        self.carried, self.claim, self.client = carried, claim, client
-        self.turn = claim.turn
-        self.questions, self.thread_status, self.clock = questions, thread_status, clock
-        self.thread = thread
+    def __init__(self, carrier: Carrier) -> None:
+        self.carried, self.claim, self.client = carrier.carried, carrier.claim, carrier.client
+        self.turn, self.questions = carrier.turn, carrier.questions
+        self.thread_status, self.clock = carrier.thread_status, carrier.deps.clock
+        self.thread = ThreadReadBack(carrier.chat, self.turn.channel, self.turn.thread_ts)
         """The thread read back, by a taker that finds the end being told (``tell_if_untold``)."""
-        self.agent_name = agent_name
+        self.agent_name = carrier.backend.name
         """The agent's name, in the feedback an answer offers."""
 
     def finish(self, outcome: str, pause: Callable[[], None]) -> None:

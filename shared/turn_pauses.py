@@ -17,7 +17,6 @@ goes only to the agent that asked), read the task, or time out.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 
 import structlog
 
@@ -40,13 +39,9 @@ from shared.core.reply import ReplyAssembler
 from shared.core.timers import QuestionTimer
 from shared.core.turn_machine import Action, Started, Unpaused
 from shared.slack.prompts import render_prompt
-from shared.slack.reply import ThreadReply
-from shared.slack.session_status import ThreadStatus
-from shared.turn_carried import Carried
-from shared.turn_claim import TurnClaim
+from shared.turn_carrier import Carrier
 from shared.turn_ending import TurnEnding
 from shared.turn_stream import StreamFollower
-from shared.turn_tasks import TurnTasks
 
 log = structlog.get_logger()
 
@@ -56,27 +51,19 @@ class TurnPauses:
 
     def __init__(
         self,
-        carried: Carried,
-        claim: TurnClaim,
+        carrier: Carrier,
         follower: StreamFollower,
         ending: TurnEnding,
-        *,
-        tasks: TurnTasks,
-        thread_status: ThreadStatus,
-        lease: timedelta,
         run: Callable[[list[Action]], None],
-        new_reply: Callable[[], ThreadReply],
-        show_working: Callable[[], None],
     ) -> None:
-        self.carried, self.claim, self.follower, self.ending = carried, claim, follower, ending
-        self.turn, self.client, self.clock = claim.turn, follower.client, follower.clock
-        self.binding, self.backend = follower.binding, follower.backend
-        self.questions, self.tasks = follower.questions, tasks
-        self.thread_status, self.lease = thread_status, lease
+        self.carrier, self.follower, self.ending = carrier, follower, ending
+        self.carried, self.claim, self.client = carrier.carried, carrier.claim, carrier.client
+        self.turn, self.binding, self.backend = carrier.turn, carrier.binding, carrier.backend
+        self.questions, self.tasks = carrier.questions, carrier.claim.tasks
+        self.thread_status, self.clock = carrier.thread_status, carrier.deps.clock
+        self.lease = carrier.deps.settings.lease
         self._run = run
         """Carry out the machine's actions, as the run does."""
-        self._new_reply = new_reply
-        self._show_working = show_working
 
     def pause(self) -> None:
         """The task asks a person: show the prompt and wait, or end a turn whose pause is unusable."""
@@ -179,11 +166,11 @@ class TurnPauses:
             paused = None  # answered without it (contract, Tool calls and results)
         self.carried.answering = question
         self.carried.assembler = ReplyAssembler.for_answer(paused)
-        self.carried.reply = self._new_reply()
+        self.carried.reply = self.carrier.new_reply()
         self.carried.machine = self.carried.machine.for_answer(self.clock.time())
         self.claim.write_turn(status="running", shown_steps={})  # the answer's reply is a new one
         self.turn.shown_steps = {}
-        self._show_working()
+        self.carrier.show_working()
         self.carried.reply.working()
         # The card first: an answer goes only to the agent that asked.
         self._run(self.follower.handle(Started(protocol="", can_subscribe=True)))

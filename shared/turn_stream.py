@@ -23,10 +23,7 @@ from functools import partial
 
 import structlog
 
-from shared.a2a.client import AgentClient
 from shared.a2a.errors import AgentError
-from shared.bootstrap import Deps
-from shared.config import AgentBackend, Binding
 from shared.core import incarnation, notices
 from shared.core import session as sessions
 from shared.core.answers import answer_message
@@ -45,11 +42,9 @@ from shared.core.turn_machine import (
     StreamEventSeen,
     TaskRead,
 )
-from shared.ports import Chat
-from shared.questions import TurnQuestions
 from shared.slack.people import actor_for, turn_text
-from shared.turn_carried import Carried
-from shared.turn_claim import TurnClaim
+from shared.turn_carrier import Carrier
+from shared.turn_ending import TurnEnding
 
 log = structlog.get_logger()
 
@@ -57,27 +52,13 @@ log = structlog.get_logger()
 class StreamFollower:
     """The run's calls to the agent, and what their events change."""
 
-    def __init__(
-        self,
-        carried: Carried,
-        claim: TurnClaim,
-        client: AgentClient,
-        *,
-        binding: Binding,
-        backend: AgentBackend,
-        questions: TurnQuestions,
-        deps: Deps,
-        chat: Chat,
-        deadline: float,
-        finish_turn: Callable[[str], None],
-    ) -> None:
-        self.carried, self.claim, self.client = carried, claim, client
-        self.turn = claim.turn
-        self.binding, self.backend, self.questions = binding, backend, questions
-        self.store, self.chat, self.clock, self.ids = deps.store, chat, deps.clock, deps.ids
-        self.deadline = deadline
-        self._finish_turn = finish_turn
-        """Record the end of the turn with an outcome, as the run does."""
+    def __init__(self, carrier: Carrier, ending: TurnEnding) -> None:
+        self.carried, self.claim, self.client = carrier.carried, carrier.claim, carrier.client
+        self.turn, self.binding, self.backend = carrier.turn, carrier.binding, carrier.backend
+        self.questions, self.chat, self.deadline = carrier.questions, carrier.chat, carrier.deadline
+        self.store, self.clock, self.ids = carrier.deps.store, carrier.deps.clock, carrier.deps.ids
+        self.ending = ending
+        """Ends the turn whose answer its agent can no longer take (``withdraw``)."""
 
     def read_card(self) -> list[Action]:
         """The card says which protocol is on the wire, and which agent this is.
@@ -138,7 +119,7 @@ class StreamFollower:
         self.carried.answering = self.questions.withdraw(question) or self.carried.answering
         self.claim.change_session(Bind(current))
         self.carried.reply.notice(notices.QUESTION_WITHDRAWN)
-        self._finish_turn("agent_changed")
+        self.ending.finish_turn("agent_changed")
 
     def failed(self, error: AgentError) -> list[Action]:
         """A call to the agent failed: what the machine does next."""

@@ -33,7 +33,7 @@ session, ``tests/core/test_state_changes.py`` checks it):
 - ``carried``: the context learnt or forgotten, the session bound, its
   question closed (``TurnClaim.change_session``);
 - ``follow``: the task the carrier follows, in its memory only (a restored
-  checkpoint in ``TurnRun``, a task named in ``StreamFollower``, an end
+  checkpoint in ``Carrier.restore``, a task named in ``StreamFollower``, an end
   being told in ``TurnEnding``, kept across ``TurnClaim.change_session``);
 - ``let_go``: a carrier that failed (``shared.engine.let_go``);
 - ``release``: the turn ended (``shared.engine.release_if_done``).

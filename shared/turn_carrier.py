@@ -1,0 +1,104 @@
+"""One function as the carrier of a turn: what the run's parts share, assembled once.
+
+``TurnRun`` and its parts (the follower, the ending, the pauses) act for one
+function on one turn. The ``Carrier`` builds, from ``Deps``, the session,
+the turn and the function's deadline, what they all reach: the claim and
+its fence (``shared.turn_claim``), Slack through that fence, the thread's
+agent session, the Binding with its agent's client and timings, the turn's
+questions, and the turn as carried (``shared.turn_carried``). It also does
+what more than one part does with them: show the thread as working, begin
+a new reply or machine, and carry on from a checkpoint.
+"""
+
+from __future__ import annotations
+
+from shared.a2a.client import AgentClient
+from shared.bootstrap import Deps
+from shared.checkpoint import Checkpoint
+from shared.core import agent_session
+from shared.core import session as sessions
+from shared.core.session import Session
+from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
+from shared.errors import ConfigError
+from shared.fence import FencedChat
+from shared.questions import QuestionStore, TurnQuestions
+from shared.slack.reply import ThreadReply
+from shared.store import Turn
+from shared.turn_carried import Carried, new_reply, thread_status
+from shared.turn_claim import TurnClaim
+
+
+class Carrier:
+    """This function, carrying ``turn``: its claim, its ports, and the turn as carried."""
+
+    def __init__(self, deps: Deps, session: Session, turn: Turn, deadline: float) -> None:
+        self.deps, self.turn, self.deadline = deps, turn, deadline
+        self.claim = TurnClaim(deps, session, turn, deadline)
+        """This function's claim: its fenced writes, lease, checkpoint (``shared.turn_claim``)."""
+        self.chat = FencedChat(deps.chat, self.claim.fence)
+        self.thread_status = thread_status(deps, turn, self.chat)
+        """The thread's agent session in Slack (see ``shared.core.agent_session``)."""
+        binding = deps.config.binding(turn.binding)
+        if binding is None:  # the engine ends such turns before it carries them
+            raise ConfigError(f"binding {turn.binding!r} is no longer configured")
+        self.binding = binding
+        settings = deps.settings
+        self.timings = TurnTimings(
+            backoff_start=settings.backoff_start_seconds,
+            backoff_cap=settings.backoff_cap_seconds,
+            poll_cap=settings.poll_cap_seconds,
+            busy_notice_after=settings.busy_notice_seconds,
+            give_up_after=settings.give_up_seconds,
+            no_sign_of_life=settings.no_sign_of_life_seconds,
+            reread_after_drop=settings.reread_after_drop_seconds,
+            max_turn=binding.max_turn.total_seconds(),
+        )
+        """The machine's delays, from the settings, and the Binding's longest turn."""
+        self.backend = deps.config.backend(binding.agent_backend)
+        self.client = AgentClient(
+            self.backend,
+            binding,
+            link=deps.agent_link,
+            cards=deps.cards,
+            clock=deps.clock,
+            ids=deps.ids,
+            max_response_bytes=settings.max_agent_response_bytes,
+            call_seconds=settings.agent_call_seconds,
+        )
+        self.questions = TurnQuestions(
+            QuestionStore(deps.documents, deps.clock), self.chat, deps.clock, binding.platform
+        )
+        self.carried = Carried(reply=self.new_reply(), machine=self.new_machine())
+        """The turn as this function carries it, shared with the parts (``shared.turn_carried``)."""
+
+    def new_reply(self) -> ThreadReply:
+        """A new reply of the turn, whose shown steps the claim keeps."""
+        return new_reply(
+            self.deps, self.turn, self.chat, self.thread_status, self.claim.keep_shown_steps
+        )
+
+    def new_machine(self) -> TurnMachine:
+        """A new turn's machine, started now.
+
+        The give-up clock starts when the turn is first carried, not when it
+        began to wait behind another turn of the thread.
+        """
+        has_context = self.claim.session.context_id is not None
+        state = TurnState(started_at=self.deps.clock.time(), has_context=has_context)
+        return TurnMachine(state, self.timings)
+
+    def show_working(self) -> None:
+        """The thread's session is processing, for the person who wrote the turn."""
+        turn = self.turn
+        if turn.trigger:
+            self.thread_status.show(agent_session.working(None, turn.title or ""))
+        else:
+            self.thread_status.show(agent_session.working(turn.user, turn.text))
+
+    def restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
+        """Carry on from ``checkpoint`` (None: nothing to carry on from), and its task."""
+        if checkpoint is None:
+            return
+        answering = self.questions.get(checkpoint.answering)
+        self.carried.restore(checkpoint, answering, self.timings, self.turn.shown_steps, taken_over)
+        sessions.follow(self.claim.session, self.carried.machine.state.task_id)
