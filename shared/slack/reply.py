@@ -214,7 +214,7 @@ class ThreadReply:
             self._raise_failure()
             self._timer.close()
             if not reply.fallback and not reply.halted:
-                reply.pacer.add_text(reply.markdown.flush())
+                reply.complete()
                 self._send_queue()
                 then = reply.end()
                 if then is Then.CLOSE_CARRIED and self._may_start():

@@ -71,7 +71,6 @@ class ReplyState:
 
     def __init__(self, limits: ReplyLimits, *, streams: bool) -> None:
         """An empty reply; ``streams``: it may stream (``reply_course.streams``), else it posts."""
-        self.limits = limits
         self.answer = ""
         self.markdown = MarkdownStream()
         self.pacer = StreamPacer(limits)
@@ -124,6 +123,10 @@ class ReplyState:
             self.layout.place_card(call_id, self.answer, self.pacer.room)
         else:
             self.pacer.add_step(task_update(call_id, self.steps.steps[call_id]))
+
+    def complete(self) -> None:
+        """The answer is complete: the markdown held back for what follows is queued."""
+        self.pacer.add_text(self.markdown.flush())
 
     def end(self) -> Then:
         """The answer is complete and the queue sent as far as it may be: how the stream ends."""

@@ -336,3 +336,12 @@ def test_the_end_of_a_streamed_answer() -> None:
         Then.FALL_BACK,
         Then.NOTHING,
     )
+
+
+def test_a_complete_answer_queues_the_markdown_held_back_for_what_follows() -> None:
+    reply = streaming(TextAppended("Intro.\n| a | b |"))  # a table row, maybe not the last
+    assert queued_text(reply) == "Intro.\n"
+
+    reply.complete()
+
+    assert queued_text(reply) == "Intro.\n| a | b |"
