@@ -31,6 +31,7 @@ from shared.core import session as sessions
 from shared.core.outcome import Answered, Paused, Quiet, Told, ending
 from shared.core.session import CloseQuestion, ForgetContext
 from shared.core.telling import Tell, mark, untold
+from shared.core.tool_steps import StepFinished
 from shared.core.turn_machine import TurnState
 from shared.feedback import feedback_blocks
 from shared.slack.reply import ThreadReply
@@ -101,7 +102,9 @@ class TurnEnding:
         told as one that could not be stopped.
         """
         task_id = self.carried.machine.state.task_id
-        stopped = task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id)
+        stopped = (
+            task_id is None or self.client.cancel_until_stopped(task_id, turn=self.turn.id).stopped
+        )
         self.tell(notice.after(stopped))
 
     def end(self, outcome: str) -> None:
@@ -181,14 +184,23 @@ class TurnEnding:
         The task is the one the machine follows, else the one holding the
         turn's message (``task_of_the_message``); a turn never sent has no
         task and stopped at once, and one sent whose task is unknown is told
-        as not stopped.
+        as not stopped. The reply ends once the task is cancelled, each step
+        still running finished at the result the task holds then, or closed
+        as having none: the task as the agent reports it is canonical, and the
+        carrier the stop took the turn from may have read a result after the
+        checkpoint this function continues from (seeds 899, 1820, 2449, 5002).
         """
-        self.carried.reply.stopped(self.turn.stopped_streams)
+        self.carried.reply.close()  # nothing goes out while the task is cancelled
         self.questions.stopped(self.turn.id, who)
         task_id = self.carried.machine.state.task_id or task_of_the_message()
         stopped = task_id is None if not self.turn.attempted else False
+        results: list[StepFinished] = []
         if task_id is not None:
-            stopped = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
+            cancelled = self.client.cancel_until_stopped(task_id, turn=self.turn.id)
+            stopped = cancelled.stopped
+            if cancelled.task is not None:
+                results = self.carried.assembler.results_in(cancelled.task)
+        self.carried.reply.stopped(self.turn.stopped_streams, results)
         self.carried.telling.ends_with("stopped")
         self.tell(notices.STOPPED.after(stopped), who=who)
         log.info("turn_stopped", turn=self.turn.id, by=who, task=task_id, task_stopped=stopped)

@@ -162,7 +162,7 @@ class Request:
 
 @dataclass
 class Delivery:
-    """Events one stream or GetTask handed out, in order, for one messageId's reply."""
+    """Events one stream, GetTask or CancelTask handed out, in order, for one messageId's reply."""
 
     request: Request
     task_id: str | None
@@ -588,9 +588,11 @@ class AgentServer:
             return _error_answer(rpc_id, -32002, "not cancelable")
         task.cancel(self.world.now_us)
         record.answered = "result"
-        return Answer(
-            body={"jsonrpc": "2.0", "id": rpc_id, "result": self.wire.task(task.snapshot())}
-        )
+        snapshot = task.snapshot()
+        delivery = Delivery(record, record.task_id)  # the task as it answers: a read too
+        delivery.add(self.world, snapshot)
+        self.agents.deliveries.append(delivery)
+        return Answer(body={"jsonrpc": "2.0", "id": rpc_id, "result": self.wire.task(snapshot)})
 
     def _list(self, rpc_id: Any, record: Request, params: dict[str, Any]) -> Answer:
         agents = self.agents

@@ -430,8 +430,10 @@ class Simulation:
         counts" (the contract): a snapshot gives each call one result, its last.
         A person's stop ends the reply where it stands (the README's stop
         button): what the turn reads once the stop is written (the stop's own
-        read of the task, to cancel it) is not a result the reply shows, unless
-        ``after_stop`` (any result at all, for a step shown complete).
+        read of the task, to cancel it) is not a result the reply must show
+        (it may: the stop finishes a step still running at the result the
+        cancelled task holds), unless ``after_stop`` (any result at all, for a
+        step shown complete).
         """
         results: dict[str, bool] = {}
         self.lineage_events(turn_id)  # indexes the lineage, and when each turn was stopped

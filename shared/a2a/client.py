@@ -66,6 +66,15 @@ class TaskList:
     complete: bool
 
 
+@dataclass(frozen=True)
+class Cancelled:
+    """How a cancel went: whether the task stopped, and the task as the agent last reported it."""
+
+    stopped: bool
+    task: Task | None
+    """CancelTask's answer, or the GetTask read after it kept failing; None when neither answered."""
+
+
 class AgentClient:
     """Calls to one agent backend with one binding's identity."""
 
@@ -225,8 +234,8 @@ class AgentClient:
         """
         return self._task_call(Method.CANCEL, {"id": task_id}, CallKind.OTHER)
 
-    def cancel_until_stopped(self, task_id: str, *, turn: str) -> bool:
-        """Whether the task stopped: cancelled, or read as ended after CancelTask kept failing.
+    def cancel_until_stopped(self, task_id: str, *, turn: str) -> Cancelled:
+        """Cancel the task: stopped if cancelled, or read as ended after CancelTask kept failing.
 
         CancelTask is tried ``CANCEL_ATTEMPTS`` times. When it still fails,
         the task is read with GetTask: one that reads as ended has stopped.
@@ -238,14 +247,15 @@ class AgentClient:
             if attempt:
                 self._clock.sleep(0.5 * attempt)
             try:
-                self.cancel(task_id)
-                return True
+                return Cancelled(stopped=True, task=self.cancel(task_id))
             except AgentError as error:
                 failures.append(type(error).__name__)
+        task: Task | None = None
         try:
-            state: TaskState | None = self.get_task(task_id).status.state
+            task = self.get_task(task_id)
         except AgentError as error:
-            state, failures = None, [*failures, f"GetTask: {type(error).__name__}"]
+            failures = [*failures, f"GetTask: {type(error).__name__}"]
+        state: TaskState | None = None if task is None else task.status.state
         stopped = state is not None and state.is_terminal
         log.warning(
             "cancel_failed",
@@ -255,7 +265,7 @@ class AgentClient:
             task_state=state,
             stopped=stopped,
         )
-        return stopped
+        return Cancelled(stopped, task)
 
     def list_tasks(self, context_id: str) -> TaskList:
         """The tasks of a context with their history (ListTasks, A2A 1.0 only).

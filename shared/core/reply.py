@@ -98,6 +98,16 @@ class ReplyAssembler:
             self._artifacts.apply_chunk(event)
         return [*steps, *_text_change(before, self.answer_text)]
 
+    def results_in(self, task: Task) -> list[StepFinished]:
+        """The step results ``task`` holds that this reply has not delivered (a person's stop).
+
+        ``task`` is the task as the agent reports it once stopped (canonical),
+        read as any snapshot is (``feed``): a function that carried the turn
+        may have read these results after the state this assembler continues.
+        Only results are returned: a stopped reply shows no new step or text.
+        """
+        return [change for change in self.feed(task) if isinstance(change, StepFinished)]
+
     def finish(self) -> list[ReplyChange]:
         """The send has ended or failed: deliver the tool results still waiting for their call."""
         return list(self._steps.flush())

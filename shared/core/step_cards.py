@@ -160,6 +160,11 @@ class StepCards:
                     "output": update.get("output"),
                 }
 
+    def running(self, call_id: str) -> bool:
+        """Whether the step shows running: it has no result yet."""
+        step = self.steps.get(call_id)
+        return step is not None and step["status"] == RUNNING
+
     def close_unfinished(self, status: str, output: str) -> None:
         """Each step still running ends as ``status``, with ``output`` (the reply ends)."""
         for step in self.steps.values():

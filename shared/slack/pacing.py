@@ -368,14 +368,21 @@ class StreamPacer:
         return stop
 
     def stop(
-        self, ts: str, closing: str = "", output: str | None = None, status: str = "complete"
+        self,
+        ts: str,
+        closing: str = "",
+        output: str | None = None,
+        status: str = "complete",
+        finished: Mapping[str, Chunk] | None = None,
     ) -> Stop:
         """The open stream, message ``ts``, stops: each step it shows running is closed.
 
-        Closed as ``status`` with ``output``; but a step a function that died may have shown
+        Closed as ``status`` with ``output``, or as ``finished`` shows it (a
+        person's stop found its result); but a step a function that died may have shown
         final in it is not closed again: its final state, if queued, goes in
         the stop, and otherwise it is left as that function left it.
         """
+        finished = finished or {}
         finals = [
             chunk
             for chunk in self.queue
@@ -384,7 +391,8 @@ class StreamPacer:
         if finals:
             self.queue = [chunk for chunk in self.queue if all(chunk is not f for f in finals)]
         closed = [
-            {**chunk, "status": status, **({"output": output} if output else {})}
+            finished.get(chunk["id"])
+            or {**chunk, "status": status, **({"output": output} if output else {})}
             for chunk in self.running.values()
             if self._where(chunk["id"]) != ts
         ]

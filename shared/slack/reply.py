@@ -52,7 +52,7 @@ step shown again changes nothing).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import structlog
@@ -61,6 +61,7 @@ from slack_sdk.errors import SlackApiError
 from shared.core.reply import ReplyChange
 from shared.core.reply_course import Then, closing, on_refusal, on_tell, streams
 from shared.core.step_cards import CONTINUED_BELOW, Shown, shown_json
+from shared.core.tool_steps import StepFinished
 from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.layout import Message, Write, rewrite_fields
 from shared.slack.pacing import NEW_MESSAGE, Append, Chunk, ReplyLimits, RollOver, Start, Stop
@@ -230,18 +231,24 @@ class ThreadReply:
                 reply.layout.feedback = list(blocks)
                 self._write_messages(force=True)
 
-    def stopped(self, stopped_streams: Collection[str]) -> None:
+    def stopped(
+        self, stopped_streams: Collection[str], results: Iterable[StepFinished] = ()
+    ) -> None:
         """A person stopped the turn: the reply ends where it stands, and shows nothing more.
 
         Args:
             stopped_streams: The streams Slack stopped for the click
                 (``streaming_message_ts``). A stream of the reply it did not
                 stop is stopped here; what waited to be sent is dropped.
+            results: The results the stopped task holds
+                (``ReplyAssembler.results_in``): a step shown running finishes
+                at its result where the reply can still change it, and every
+                other running step is closed as having none.
         """
         status, output = closing(paused=False)
         with self._lock:
             self._timer.close()
-            stop = self._reply.halt(stopped_streams, status, output)
+            stop = self._reply.halt(stopped_streams, status, output, results)
             if stop is not None:
                 self._stop(*stop)
             self._reply.steps.close_unfinished(status, output)
@@ -260,6 +267,9 @@ class ThreadReply:
 
     def close(self) -> None:
         """The run is over, however it ended: the timer stops, and nothing more is sent.
+
+        A stop's function closes the reply too while it cancels the task,
+        before ``stopped`` ends it.
 
         A run that failed must leave the thread to the function that takes
         the turn over: no status set again, no queued text sent, no

@@ -29,7 +29,7 @@ turn's checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
@@ -43,7 +43,7 @@ from shared.core.reply_course import (
     written_again_now,
 )
 from shared.core.step_cards import StepCards, is_final, read_shown, summarize, task_update
-from shared.core.tool_steps import StepStarted
+from shared.core.tool_steps import StepFinished, StepStarted
 from shared.slack.layout import FallbackLayout, Message, Write
 from shared.slack.markdown import MarkdownStream, neutralise
 from shared.slack.pacing import Append, Chunk, ReplyLimits, Start, Stop, StreamPacer, text_of
@@ -112,11 +112,14 @@ class ReplyState:
             details = neutralise(summarize(change.args))
             if self.steps.start(change.call_id, neutralise(change.name), details):
                 self._show_step(change.call_id)
-        else:
-            output = neutralise(summarize(change.response))
-            if self.steps.finish(change.call_id, neutralise(change.name), change.ok, output):
-                self._show_step(change.call_id)
+        elif self._finish_step(change):
+            self._show_step(change.call_id)
         return Then.NOTHING
+
+    def _finish_step(self, result: StepFinished) -> bool:
+        """The step's card takes ``result``; False when it shows final already (taken over)."""
+        output = neutralise(summarize(result.response))
+        return self.steps.finish(result.call_id, neutralise(result.name), result.ok, output)
 
     def _show_step(self, call_id: str) -> None:
         if self.fallback:
@@ -213,15 +216,29 @@ class ReplyState:
                 self.layout.place_card(key, self.answer, self.pacer.room)
 
     def halt(
-        self, stopped_streams: Collection[str], status: str, output: str
+        self,
+        stopped_streams: Collection[str],
+        status: str,
+        output: str,
+        results: Iterable[StepFinished] = (),
     ) -> tuple[Message, Stop] | None:
         """A person stopped the turn: nothing more is shown; the stream to stop, and how.
 
         A stream Slack stopped for the click (in ``stopped_streams``) is
-        stopped already: none then. Running steps close as ``status`` with ``output``.
+        stopped already: none then. A running step that ``results`` finishes
+        (the stopped task's: ``ReplyAssembler.results_in``) takes its result
+        where the reply can still change it; the others close as ``status``
+        with ``output``.
         """
         self.halted = True
         self.pacer.abandon()
+        finished = {}
+        for result in results:
+            if self.steps.running(result.call_id):
+                self._finish_step(result)
+                finished[result.call_id] = task_update(
+                    result.call_id, self.steps.steps[result.call_id]
+                )
         stream = self.layout.stream()
         if stream is None:
             return None
@@ -230,7 +247,7 @@ class ReplyState:
             stream.streaming = False
             self.pacer.stop(stream.ts)
             return None
-        return stream, self.pacer.stop(stream.ts, output=output, status=status)
+        return stream, self.pacer.stop(stream.ts, output=output, status=status, finished=finished)
 
     # Checkpoints ------------------------------------------------------------------
 

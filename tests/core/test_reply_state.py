@@ -207,6 +207,20 @@ def test_a_person_stops_the_turn(stopped_by_slack: bool, stops: bool) -> None:
     assert reply.pacer.queue == []  # what waited is dropped
 
 
+def test_a_person_stops_the_turn_after_a_result_the_stopped_task_holds() -> None:
+    # Seeds 899, 1820, 2449, 5002: the result came after the checkpoint the stop continues;
+    # the task CancelTask answered with holds it, so the step finishes at it, not "No result".
+    reply = running_stream()
+
+    stop = reply.halt(set(), "error", "No result.", [StepFinished("c1", "search", True, "ok")])
+
+    assert stop is not None
+    assert [(c["id"], c["status"], c.get("output")) for c in stop[1].steps] == [
+        ("c1", "complete", "ok")
+    ]
+    assert reply.steps.steps["c1"]["status"] == "complete"
+
+
 def test_a_person_stops_a_turn_with_no_stream_open() -> None:
     reply = streaming(TextAppended("Queued.\n"))
 

@@ -355,6 +355,21 @@ def test_a_follow_that_delivers_a_result_again_keeps_the_first() -> None:
     assert steps_after(snapshot(history=history), assembler=follow) == []
 
 
+def test_a_stop_takes_only_the_results_the_stopped_task_holds_for_the_reply() -> None:
+    # A person's stop ends the reply where it stands: of the task CancelTask answers with,
+    # it takes the results a carrier may have read after the checkpoint, no text or call.
+    assembler = ReplyAssembler()
+    feed_all(assembler, [chunk("answer", text("Let me look. "), call("call-1"))])
+    cancelled = snapshot(
+        artifact(
+            "answer", text("Let me look. Sunny."), call("call-1"), result("call-1"), call("c2")
+        ),
+        state=TaskState.CANCELED,
+    )
+
+    assert assembler.results_in(cancelled) == [finished("call-1")]
+
+
 def test_a_step_fails_when_its_result_has_an_error_or_is_error_true() -> None:
     events: list[StreamEvent] = [
         chunk("a", call("c1"), call("c2"), call("c3")),

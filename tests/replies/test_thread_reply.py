@@ -17,7 +17,7 @@ from slack_sdk.errors import SlackApiError
 
 from local.slack_standin.client import SlackStandin
 from shared.core import notices
-from shared.core.model import StreamEvent
+from shared.core.model import StreamEvent, TaskState
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler, TextAppended
 from shared.feedback import feedback_blocks
@@ -26,7 +26,7 @@ from shared.slack.pacing import ReplyLimits
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import AgentSessions, ThreadStatus
 from shared.system import SystemClock, ThreadRuntime
-from tests.core.reply_builders import call, chunk, result, text
+from tests.core.reply_builders import artifact, call, chunk, result, snapshot, text
 from tests.replies.support import (
     CHANNEL,
     bot_replies,
@@ -871,3 +871,32 @@ def test_an_answer_whose_shown_text_changed_ends_with_its_feedback_buttons(
     assert joined_answer(messages) == "The answer is 42.", [shown_text(m) for m in messages]
     last = messages[-1]
     assert last.blocks and last.blocks[-1]["type"] == "context_actions", last.blocks
+
+
+@pytest.mark.parametrize("person", [False, True], ids=["posted", "streamed"])
+def test_a_step_running_when_a_person_stops_the_turn_shows_the_result_the_stopped_task_holds(
+    standin: SlackStandin, slack: WebClient, thread_ts: str, person: bool
+) -> None:
+    # Seeds 899, 1820, 2449, 5002: the carrier read the step's result while its card waited
+    # for its next edit; a person's stop took the turn, and the stop's function, from the
+    # checkpoint before that read, closed the step "No result came from the agent". It ends
+    # the reply with the results the task holds as CancelTask answers it (canonical).
+    limits = ReplyLimits(stream_interval=5.0, update_interval=1.0)  # the card waits its turn
+    carrier, assembler = new_reply(slack, thread_ts, limits, person), ReplyAssembler()
+    play(carrier, assembler, [chunk("answer", text("Let me look. "), call("call-1", "search"))])
+    carrier.suspend()  # shown running
+    checkpoint = json.loads(
+        json.dumps({"slack": carrier.to_state(), "reply": assembler.to_state()})
+    )
+    play(carrier, assembler, [chunk("answer", result("call-1", "search"), append=True)])
+    carrier.close()  # the stop took the turn before the card showed the result
+
+    stop = new_reply(slack, thread_ts, limits, person)
+    stop.restore(checkpoint["slack"])
+    cancelled = snapshot(
+        artifact("answer", text("Let me look. "), call("call-1", "search"), result("call-1")),
+        state=TaskState.CANCELED,
+    )
+    stop.stopped([], ReplyAssembler.from_state(checkpoint["reply"]).results_in(cancelled))
+
+    assert final_cards(bot_replies(standin, thread_ts)) == {"call-1": "complete"}

@@ -51,6 +51,11 @@ checkpoint held (the snapshot's last); they pass since the first result any carr
 counts too. Seeds 4972 and 5469 (a step closed "No result came from the agent" when the
 agent's context changed mid-answer: the notice ended the reply, and the result came after)
 failed on main at 85ce02e and pass since a notice told mid-answer rolls the stream over.
+Seeds 899, 1820, 2449 and 5002 (a person's stop taken while the carrier lived, in a posted
+reply whose card waited for its chat.update: the carrier had read the step's result, and the
+stop's function closed the step "No result came from the agent" from the checkpoint before
+that read) failed on main at 6730bcb and pass since the stop's function finishes a step still
+running at the result the task holds as CancelTask answers it.
 """
 
 from __future__ import annotations
@@ -299,6 +304,30 @@ FINDINGS = [
         "S3 first result",
         "C0SIM2-1700000784.162560",
         id="step-closed-no-result-by-a-context-change-mid-answer-5469",
+    ),
+    pytest.param(
+        899,
+        "S3 first result",
+        "C0SIM3-1700000285.996794",
+        id="step-closed-no-result-by-a-stop-after-its-carrier-read-the-result-899",
+    ),
+    pytest.param(
+        1820,
+        "S3 first result",
+        "C0SIM2-1700000557.436560",
+        id="step-closed-no-result-by-a-stop-after-its-carrier-read-the-result-1820",
+    ),
+    pytest.param(
+        2449,
+        "S3 first result",
+        "C0SIM1-1700000165.524481",
+        id="step-closed-no-result-by-a-stop-after-its-carrier-read-the-result-2449",
+    ),
+    pytest.param(
+        5002,
+        "S3 first result",
+        "C0SIM3-1700000295.467456",
+        id="step-closed-no-result-by-a-stop-after-its-carrier-read-the-result-5002",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

@@ -57,15 +57,15 @@ KNOWN = {
         ),
     ),
     "S3 first result": (
-        "first result ok=",
+        "shows in_progress, first result ok=",
         (
-            "7 in 1..6000 since fr (34 on main at 85ce02e), each a step shown final other "
-            "than its first result. A person's stop taken while its carrier lives, in a posted "
-            "reply whose card waits for its once-a-second chat.update: the carrier read the "
-            "result 0.1-0.9 s before the stop, and the stop's function closed the step 'No "
-            "result came from the agent' from the checkpoint before that read (899, 1820, "
-            "2449, 5002); or a step shown running in a message no checkpoint names, left "
-            "running (1675, 1677, 4720; see S3 step running). Since fr the oracle counts the "
+            "5 in 1..6000 since fr2 (9 on main at 6730bcb; 34 at 85ce02e), each a step shown "
+            "running in a message no checkpoint names and left running (1675, 1677, 3164, "
+            "4058, 5638; see S3 step running). A person's stop taken while its carrier lived, "
+            "in a posted reply whose card waited for its chat.update, closed a step 'No result "
+            "came from the agent' from the checkpoint before the carrier read its result (899, "
+            "1820, 2449, 5002): since fr2 the stop's function finishes a step still running at "
+            "the result the task holds as CancelTask answers it. Since fr the oracle counts the "
             "first result any carrier read (one that died showed it, or kept it as shown: "
             "2616, 66), and a step Slack showed final that later shows another result breaks "
             "the rule with its own detail"
