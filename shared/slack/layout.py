@@ -169,12 +169,7 @@ class FallbackLayout:
         message.written, message.written_at = write.payload, now
         message.rewrite = False
         if message.streamed:
-            fields = write.fields
-            message.text = (
-                fields["markdown_text"]
-                if "markdown_text" in fields
-                else fields["blocks"][0]["text"]
-            )
+            message.text = _streamed_text(write.fields)
 
     def taken_over(self) -> None:
         """The function before died: any message Slack holds may show more than it knows."""
@@ -261,6 +256,13 @@ def _streamed_fields(text: str, blocks: Sequence[dict[str, Any]]) -> dict[str, A
     if not blocks:
         return {"markdown_text": text}
     return _with_blocks([_markdown(text), *blocks], text)
+
+
+def _streamed_text(fields: Mapping[str, Any]) -> str:
+    """The text ``_streamed_fields`` wrote: its ``markdown_text``, or its first (markdown) block's."""
+    if "markdown_text" in fields:
+        return str(fields["markdown_text"])
+    return str(fields["blocks"][0]["text"])
 
 
 def _markdown(text: str) -> dict[str, Any]:

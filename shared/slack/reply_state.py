@@ -123,7 +123,7 @@ class ReplyState:
 
     def _show_step(self, call_id: str) -> None:
         if self.fallback:
-            self.layout.place_card(call_id, self.answer, self.pacer.room)
+            self._place_card(call_id)
         else:
             self.pacer.add_step(task_update(call_id, self.steps.steps[call_id]))
 
@@ -213,7 +213,11 @@ class ReplyState:
         """The steps ``moved`` continue as cards, in the order they began."""
         for key in self.steps.steps:
             if key in moved:
-                self.layout.place_card(key, self.answer, self.pacer.room)
+                self._place_card(key)
+
+    def _place_card(self, call_id: str) -> None:
+        """The step shows as a card of the posted messages, where its call arrived in the answer."""
+        self.layout.place_card(call_id, self.answer, self.pacer.room)
 
     def halt(
         self,
