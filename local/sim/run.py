@@ -305,7 +305,7 @@ class Simulation:
         oracle = Oracle(self)
         violations = oracle.check()
         violations += [Violation("S0 tripwire", what) for what in dict.fromkeys(tripped)]
-        return Result(
+        result = Result(
             seed=self.seed,
             violations=violations,
             accepted=oracle.accepted,
@@ -315,6 +315,8 @@ class Simulation:
             virtual_seconds=world.now_us / SECOND,
             steps=world.steps,
         )
+        world.close()
+        return result
 
     def _run_until(self, quiet_at: int, bound: int) -> None:
         """Chaos until ``quiet_at``, then quiet, until quiescence or ``bound``."""

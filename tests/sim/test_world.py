@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 from local.sim.world import SECOND, Instance, Invocation, Killed, World, stream_seed
 
 
@@ -68,3 +71,26 @@ def test_a_disabled_fault_does_not_fire_and_the_others_keep_their_draws() -> Non
     assert everything
     first = everything[0]
     assert fired(frozenset({first})) == everything[1:]
+
+
+def test_a_closed_world_is_freed_with_an_invocation_still_parked_and_the_trace_kept() -> None:
+    world = World(1)
+    unwound: list[str] = []
+
+    def parked() -> None:
+        try:
+            world.block(10 * SECOND)
+        finally:
+            unwound.append("finally")
+
+    world.call_at(0, lambda: world.start(_invocation(world, "ended", lambda: None)))
+    world.call_at(0, lambda: world.start(_invocation(world, "parked", parked)))
+    world.run(until_us=SECOND)
+    trace = list(world.trace)
+    freed = weakref.ref(world)
+    world.close()
+    assert world.trace == trace
+    del world
+    gc.collect()
+    assert unwound == ["finally"]
+    assert freed() is None
