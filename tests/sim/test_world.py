@@ -74,8 +74,16 @@ def test_a_disabled_fault_does_not_fire_and_the_others_keep_their_draws() -> Non
 
 
 def test_a_closed_world_is_freed_with_an_invocation_still_parked_and_the_trace_kept() -> None:
-    world = World(1)
     unwound: list[str] = []
+    freed = _closed_world(unwound)
+    gc.collect()
+    assert unwound == ["finally"]
+    assert freed() is None
+
+
+def _closed_world(unwound: list[str]) -> weakref.ref[World]:
+    """A world closed with one invocation parked and one greenlet idle (only a weak reference)."""
+    world = World(1)
 
     def parked() -> None:
         try:
@@ -87,10 +95,6 @@ def test_a_closed_world_is_freed_with_an_invocation_still_parked_and_the_trace_k
     world.call_at(0, lambda: world.start(_invocation(world, "parked", parked)))
     world.run(until_us=SECOND)
     trace = list(world.trace)
-    freed = weakref.ref(world)
     world.close()
     assert world.trace == trace
-    del world
-    gc.collect()
-    assert unwound == ["finally"]
-    assert freed() is None
+    return weakref.ref(world)
