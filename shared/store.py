@@ -104,6 +104,10 @@ class Turn:
     update as shown (running, final or closed to continue; a ts alone, written by the
     release before: shown final), written before each Slack call that shows one anew
     (see ``shared.core.step_cards.Shown``)."""
+    posting: bool = False
+    """The reply posted a message, or was about to: written before its first
+    chat.postMessage, so that a function taking over reads the thread back for
+    messages no checkpoint names (``shared.core.reply_course.orphans``)."""
     created_at: datetime | None = None
     started_at: datetime | None = None
     """When a function first carried it (a stop pressed before is for the turn before it)."""

@@ -143,7 +143,7 @@ class TurnRun:
         """
         who = self.turn.stopped_by
         assert who is not None
-        if self._carry_on(self.claim.load()):
+        if self._carry_on(self.claim.load(), cut_short=True):
             self.ending.stopped(who, self.follower.task_of_the_message)
 
     @contextmanager
@@ -154,16 +154,20 @@ class TurnRun:
         finally:
             self.carried.reply.close()
 
-    def _carry_on(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> bool:
+    def _carry_on(
+        self, checkpoint: Checkpoint | None, taken_over: bool = False, cut_short: bool = False
+    ) -> bool:
         """Carry on from ``checkpoint``; False when its end was being told (the turn is ended now).
 
         The fence is written first: the carrier before (dead, stalled, or the
-        one a stop took the turn from) can write no more.
+        one a stop took the turn from) can write no more. ``taken_over``: that
+        carrier died; ``cut_short``: a person's stop took the turn from it
+        (either may have posted after ``checkpoint``: ``Carrier.restore``).
         """
         self.claim.write_turn()
         if self.ending.ended_already(checkpoint):
             return False
-        self.carrier.restore(checkpoint, taken_over)
+        self.carrier.restore(checkpoint, taken_over, cut_short=taken_over or cut_short)
         return True
 
     def _begin(self) -> None:

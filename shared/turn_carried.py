@@ -17,6 +17,7 @@ from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.core.questions import OpenQuestion
 from shared.core.reply import ReplyAssembler
+from shared.core.reply_course import reply_mark
 from shared.core.task_view import TaskView
 from shared.core.telling import Telling
 from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
@@ -51,12 +52,19 @@ class Carried:
         timings: TurnTimings,
         shown_steps: dict[str, Any],
         taken_over: bool,
+        thread: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view."""
+        """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view.
+
+        ``thread``: the thread read back, to adopt the reply's messages no
+        checkpoint names (``ThreadReply.restore``); None: not read.
+        """
         self.answering = answering
         self.machine = TurnMachine(TurnState.from_dict(checkpoint.machine), timings)
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
-        self.reply.restore(checkpoint.slack, taken_over=taken_over, shown_steps=shown_steps)
+        self.reply.restore(
+            checkpoint.slack, taken_over=taken_over, shown_steps=shown_steps, thread=thread
+        )
         self.task = TaskView.restored(
             checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
         )
@@ -86,11 +94,15 @@ def new_reply(
     chat: Chat,
     status: ThreadStatus,
     keep_shown_steps: Callable[[dict[str, Any]], None] | None = None,
+    keep_posting: Callable[[], None] | None = None,
+    answering: str | None = None,
 ) -> ThreadReply:
     """A new reply of ``turn`` in its thread, through ``chat``.
 
     Without ``keep_shown_steps`` the reply keeps no record of the steps it
-    shows (a turn whose Binding is gone closes its reply and shows no step).
+    shows (a turn whose Binding is gone closes its reply and shows no step),
+    nor, without ``keep_posting``, that it posts. ``answering``: the question
+    whose answer it shows (its messages' mark, ``reply_course.reply_mark``).
     """
     return ThreadReply(
         chat,
@@ -101,6 +113,8 @@ def new_reply(
         clock=deps.clock,
         runtime=deps.runtime,
         keep_shown_steps=keep_shown_steps,
+        keep_posting=keep_posting,
+        mark=reply_mark(turn.id, answering),
         status=status,
         budget=deps.slack_budget,
     )

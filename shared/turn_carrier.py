@@ -23,6 +23,7 @@ from shared.errors import ConfigError
 from shared.fence import FencedChat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.slack.reply import ThreadReply
+from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import Turn
 from shared.turn_carried import Carried, new_reply, thread_status
 from shared.turn_claim import TurnClaim
@@ -71,10 +72,16 @@ class Carrier:
         self.carried = Carried(reply=self.new_reply(), machine=self.new_machine())
         """The turn as this function carries it, shared with the parts (``shared.turn_carried``)."""
 
-    def new_reply(self) -> ThreadReply:
-        """A new reply of the turn, whose shown steps the claim keeps."""
+    def new_reply(self, answering: str | None = None) -> ThreadReply:
+        """A new reply of the turn (to the question ``answering``), whose shown steps the claim keeps."""
         return new_reply(
-            self.deps, self.turn, self.chat, self.thread_status, self.claim.keep_shown_steps
+            self.deps,
+            self.turn,
+            self.chat,
+            self.thread_status,
+            self.claim.keep_shown_steps,
+            self.claim.keep_posting,
+            answering,
         )
 
     def new_machine(self) -> TurnMachine:
@@ -95,10 +102,27 @@ class Carrier:
         else:
             self.thread_status.show(agent_session.working(turn.user, turn.text))
 
-    def restore(self, checkpoint: Checkpoint | None, taken_over: bool = False) -> None:
-        """Carry on from ``checkpoint`` (None: nothing to carry on from), and its task."""
+    def restore(
+        self, checkpoint: Checkpoint | None, taken_over: bool = False, cut_short: bool = False
+    ) -> None:
+        """Carry on from ``checkpoint`` (None: nothing to carry on from), and its task.
+
+        ``cut_short``: the function that wrote it died, or a person's stop took
+        the turn from it; if its reply posted (``Turn.posting``), the thread is
+        read back for the messages it posted after ``checkpoint``
+        (``ThreadReply.restore``). A hand-over's function saved after its last
+        post: nothing to read.
+        """
         if checkpoint is None:
             return
         answering = self.questions.get(checkpoint.answering)
-        self.carried.restore(checkpoint, answering, self.timings, self.turn.shown_steps, taken_over)
+        self.carried.reply = self.new_reply(checkpoint.answering)  # its messages' mark
+        thread = None
+        if cut_short and self.turn.posting:
+            thread = ThreadReadBack(self.chat, self.turn.channel, self.turn.thread_ts).read_back(
+                since=self.turn.ts or None
+            )
+        self.carried.restore(
+            checkpoint, answering, self.timings, self.turn.shown_steps, taken_over, thread
+        )
         sessions.follow(self.claim.session, self.carried.machine.state.task_id)

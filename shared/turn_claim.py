@@ -69,6 +69,11 @@ class TurnClaim:
         """Write the tool steps the turn's reply has shown (``ThreadReply``'s ``keep_shown_steps``)."""
         self.write_turn(shown_steps=shown)
 
+    def keep_posting(self) -> None:
+        """Write that the turn's reply posts messages (``ThreadReply``'s ``keep_posting``)."""
+        self.write_turn(posting=True)
+        self.turn.posting = True
+
     def change_session(self, edit: sessions.Edit) -> None:
         """Change the session while it carries this turn at this function's generation.
 

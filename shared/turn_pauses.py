@@ -166,10 +166,11 @@ class TurnPauses:
             paused = None  # answered without it (contract, Tool calls and results)
         self.carried.answering = question
         self.carried.assembler = ReplyAssembler.for_answer(paused)
-        self.carried.reply = self.carrier.new_reply()
+        self.carried.reply = self.carrier.new_reply(question.key)
         self.carried.machine = self.carried.machine.for_answer(self.clock.time())
-        self.claim.write_turn(status="running", shown_steps={})  # the answer's reply is a new one
-        self.turn.shown_steps = {}
+        # the answer's reply is a new one
+        self.claim.write_turn(status="running", shown_steps={}, posting=False)
+        self.turn.shown_steps, self.turn.posting = {}, False
         self.carrier.show_working()
         self.carried.reply.working()
         # The card first: an answer goes only to the agent that asked.

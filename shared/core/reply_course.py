@@ -40,15 +40,33 @@ state passed in as plain values, and the reply carries it out:
   reply fell back, which writes every message anyway); and if the record
   of its steps says it closed one in the open stream to go on elsewhere,
   it stopped that stream, and the reply does as it did.
+- *Messages no checkpoint names* (``reply_mark``, ``orphans``): every
+  message the reply posts carries Slack message metadata naming the turn
+  and the reply (``reply_mark``). A function that died, or that a person's
+  stop took the turn from, between a chat.postMessage and its next
+  checkpoint left a message the function taking over does not know: it
+  showed text and steps the taker would show again elsewhere, and steps the
+  taker never learns of left running (seeds 946, 246). When the turn's
+  record says the reply posted (``Turn.posting``), the taker reads the
+  thread back once and adopts each message marked as this reply's that its
+  checkpoint does not name (``orphans``): a posted message means that
+  function fell back, so the taker falls back too and writes that message
+  whole as its own, in place of posting a new one. A message marked for
+  another turn, or for another reply of this turn (the answer to a
+  question is a new reply), or not marked at all, is never touched.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping
 from enum import Enum
+from typing import Any
 
 from shared.core import notices
 from shared.core.step_cards import CONTINUED_BELOW
 
+REPLY_EVENT = "kourier_reply"
+"""The ``event_type`` of the metadata of every message a reply posts (``reply_mark``)."""
 STREAM_GONE = frozenset({"message_not_in_streaming_state", "stopped_by_user"})
 """Slack's answers for a stream it no longer streams: cut after its lifetime, or stopped by a person."""
 
@@ -163,3 +181,33 @@ def on_take_over(streaming: bool, closed: str | None) -> Then:
     if not streaming or closed is None:
         return Then.NOTHING
     return Then.FALL_BACK if closed == CONTINUED_BELOW else Then.ROLL_OVER
+
+
+def reply_mark(turn_id: str, answering: str | None) -> dict[str, Any]:
+    """The Slack message metadata of the messages of ``turn_id``'s reply.
+
+    ``answering``: the question whose answer the reply shows (an answer's
+    reply is a new one), or None for the turn's first reply.
+    """
+    return {"event_type": REPLY_EVENT, "event_payload": {"turn": turn_id, "reply": answering or ""}}
+
+
+def orphans(
+    thread: Iterable[Mapping[str, Any]], mark: Mapping[str, Any], known: Collection[str]
+) -> list[str]:
+    """The ts of the messages ``thread`` holds marked ``mark`` that the reply does not know.
+
+    Args:
+        thread: The thread's messages as conversations.replies shows them.
+        mark: The reply's metadata (``reply_mark``): only a message that
+            carries it is provably this reply's.
+        known: The ts of the reply's messages its checkpoint names.
+
+    Returns:
+        Oldest first (as the thread lists them).
+    """
+    return [
+        str(message["ts"])
+        for message in thread
+        if message.get("metadata") == mark and message.get("ts") not in known
+    ]

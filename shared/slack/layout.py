@@ -15,7 +15,9 @@ call arrived (``place_card``; a message holds at most
 ``MAX_CARDS_PER_MESSAGE``). The last message, streamed or posted, ends with
 the answer's feedback blocks once it is complete (a streamed one then holds
 its text as a markdown block: text alone would show in the blocks' place). A message already posted that a
-take-back left with neither text nor cards shows ``EMPTIED``. ``plan`` names each message that must
+take-back left with neither text nor cards shows ``EMPTIED``, and so does one
+a function that died posted and the one taking over adopted with nothing of
+its own to show (``adopted``). ``plan`` names each message that must
 show something new (``Write``), with when it may be written: a message is
 edited at most once per ``update_interval`` after its last write, so edits
 coalesce; a message not posted yet may be posted at once. The reply's
@@ -176,6 +178,23 @@ class FallbackLayout:
         for message in self.messages:
             message.rewrite = bool(message.ts)
 
+    def adopted(self, posted: list[str]) -> None:
+        """Messages the reply posted that no checkpoint names (ts, oldest first) are its own.
+
+        Every stream stopped before the fallback posted them. Each fills the
+        first message not posted yet, or follows the last, and is written at
+        the next layout (it was never written here), one with nothing of the
+        reply to show as ``EMPTIED``.
+        """
+        waiting = [m for m in self.messages if not m.ts and not m.streamed]
+        for ts in posted:
+            if waiting:
+                waiting.pop(0).ts = ts
+            else:
+                self.messages.append(Message(ts=ts, streamed=False))
+        for message in self.messages:
+            message.streaming = False
+
     def to_state(self) -> list[dict[str, Any]]:
         return [message.to_state() for message in self.messages]
 
@@ -229,9 +248,9 @@ class FallbackLayout:
         if end > cursor:
             blocks.append(_markdown(_piece(text, cursor, end)))
         if not blocks:
-            if message.written is None:
+            if not message.ts:
                 return None
-            # Posted, and all its text taken back since: it shows that it holds none.
+            # Posted, and all its text taken back since (or adopted with none): it shows that it holds none.
             blocks.append(_markdown(EMPTIED))
         if last:
             blocks += self.feedback

@@ -47,7 +47,13 @@ that takes the turn over continues the same messages. If the function before
 it died, its stream may show text streamed after the state was saved: that
 text is streamed again, and the message is written whole when its stream
 stops, so it shows each part once (step cards are keyed by call ID, so a
-step shown again changes nothing).
+step shown again changes nothing). Every message the reply posts carries
+its mark (Slack message metadata, ``reply_course.reply_mark``), and before
+its first post the turn records that it posted (``keep_posting``): a
+function that takes over after one that died, or that a person's stop took
+the turn from, reads the thread back and adopts each marked message its
+checkpoint does not name (``ReplyState.adopt``), instead of showing that
+message's text and steps again elsewhere.
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 
 from shared.core.reply import ReplyChange
-from shared.core.reply_course import Then, closing, on_refusal, on_tell, streams
+from shared.core.reply_course import Then, closing, on_refusal, on_tell, orphans, streams
 from shared.core.step_cards import CONTINUED_BELOW, Shown, shown_json
 from shared.core.tool_steps import StepFinished
 from shared.ports import Blocks, Chat, Clock, Runtime
@@ -96,6 +102,8 @@ class ThreadReply:
         status: ThreadStatus,
         limits: ReplyLimits = DEFAULT_LIMITS,
         keep_shown_steps: Callable[[dict[str, Any]], None] | None = None,
+        keep_posting: Callable[[], None] | None = None,
+        mark: dict[str, Any] | None = None,
         budget: WorkspaceBudget | None = None,
     ) -> None:
         """Start an empty reply.
@@ -116,6 +124,10 @@ class ThreadReply:
             keep_shown_steps: Keeps, durably, which steps the reply shows,
                 where, and as which update (``StreamPacer.shown``); called
                 before each Slack call that shows a step anew.
+            keep_posting: Keeps, durably, that the reply posted (or is
+                posting) a message; called before its first chat.postMessage.
+            mark: The metadata each message the reply posts carries
+                (``reply_course.reply_mark``); None: none.
             budget: The workspace's Slack budget, shared with every other
                 reply (``shared.slack.tiers``): when a stream may start and
                 stop, and how often it may append. None: no budget but Slack's.
@@ -135,6 +147,8 @@ class ThreadReply:
         }
         self._limits = limits
         self._keep_shown_steps = keep_shown_steps
+        self._keep_posting = keep_posting
+        self._mark = mark
         self._budget = ReplyBudget(
             budget, clock, channel, thread_ts, recipient_team, shared=self._share_appends
         )
@@ -294,6 +308,7 @@ class ThreadReply:
         state: dict[str, Any],
         taken_over: bool = False,
         shown_steps: Mapping[str, Any] | None = None,
+        thread: Iterable[Mapping[str, Any]] | None = None,
     ) -> None:
         """Continue a reply that another function began (and do what is due by now).
 
@@ -306,10 +321,20 @@ class ThreadReply:
             shown_steps: What ``keep_shown_steps`` kept last: steps a function
                 that died may have shown final after it saved ``state``
                 (``ReplyState.resume``).
+            thread: The thread's messages, read back because the turn
+                records that the reply posted (``keep_posting``): those
+                marked as this reply's that ``state`` does not name were
+                posted after it, and are adopted (``ReplyState.adopt``).
+                None: not read.
         """
         with self._lock:
             self._reply = ReplyState.from_state(state, self._limits)
             then = self._reply.resume(shown_steps or {})
+            if thread is not None and self._mark is not None:
+                self._keep_posting = None  # the turn records it already
+                known = {message.ts for message in self._reply.layout.messages}
+                if self._reply.adopt(orphans(thread, self._mark, known)):
+                    then = Then.NOTHING  # the function before fell back and posted them
             self._budget.open_until = state.get("open_until")
             if taken_over:
                 for message in self._reply.written_again():  # seed 5877
@@ -531,8 +556,14 @@ class ThreadReply:
         if ts:
             self._client.chat_update(channel=self._channel, ts=ts, **write.fields)
         else:
+            if self._keep_posting is not None:
+                self._keep_posting()
+                self._keep_posting = None
             answer = self._client.chat_postMessage(
-                channel=self._channel, thread_ts=self._thread_ts, **write.fields
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                metadata=self._mark,
+                **write.fields,
             )
             ts = str(answer["ts"])
         self._reply.wrote(write, ts, self._clock.time())

@@ -21,7 +21,10 @@ rules of ``shared.core.reply_course``:
 - *Falling back, a person's stop, a take-over* (``fall_back`` then
   ``place_cards``, ``halt``, ``from_state`` then ``resume``): what stops the
   open stream, which steps continue as cards, which messages are written
-  whole again, and what the reply does first.
+  whole again, and what the reply does first. Messages the function before
+  posted after its last checkpoint are adopted (``adopt``, see
+  ``shared.core.reply_course.orphans``): that function fell back, and the
+  reply carries on in those messages as its own.
 
 Its state is plain JSON (``to_state``/``from_state``), the keys of the
 turn's checkpoint.
@@ -309,6 +312,26 @@ class ReplyState:
         stream = self.layout.stream()
         closed = self.pacer.taken_over(shown, None if stream is None else stream.ts)
         return on_take_over(stream is not None, closed)
+
+    def adopt(self, orphans: list[str]) -> bool:
+        """The function before posted ``orphans`` (ts, oldest first), which no checkpoint names.
+
+        Only the fallback posts messages, once every stream stopped: the
+        reply falls back too (as that function did, its streams stopped
+        already), and each message is one of its own, filled in where the
+        layout has one not posted yet, else added after the last, and
+        written at the next layout (``FallbackLayout.adopted``). The
+        steps not shown final elsewhere continue as cards there.
+
+        Returns whether it adopted any: the reply then does nothing more first
+        (``resume``'s course is the one that function took).
+        """
+        if not orphans:
+            return False
+        moved = set() if self.fallback else self.fall_back()
+        self.layout.adopted(orphans)
+        self.place_cards(moved)
+        return True
 
     def written_again(self) -> list[Message]:
         """The function before died: the stopped streams to write whole at once.

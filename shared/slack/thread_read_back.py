@@ -1,8 +1,12 @@
-"""Reading a thread back, to learn whether a notice of a turn's end is already shown.
+"""Reading a thread back, to learn what a function that died (or was stopped) posted.
 
-Only a function that takes over a turn whose end was being told reads the
-thread (``shared.turn_ending.tell_if_untold``): the function that died may
-have posted the notice, marked with Slack message metadata, before it died.
+Only a function that takes a turn over reads the thread, and only when the
+turn records that something may show that no checkpoint names: a turn whose
+end was being told (``shared.turn_ending.tell_if_untold``: the function
+before may have posted the notice, marked with Slack message metadata,
+before it died), or a reply that posted (``Turn.posting``: the function
+before may have posted a message of the reply, marked too, after its last
+checkpoint; ``shared.core.reply_course.orphans``).
 """
 
 from __future__ import annotations

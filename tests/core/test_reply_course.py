@@ -19,6 +19,8 @@ from shared.core.reply_course import (
     on_stop,
     on_take_over,
     on_tell,
+    orphans,
+    reply_mark,
     streams,
     written_again_now,
 )
@@ -149,3 +151,44 @@ def test_which_message_a_reply_taken_over_writes_again_at_once(
 )
 def test_a_notice_told_mid_answer(streaming: bool, then: Then) -> None:
     assert on_tell(streaming) is then
+
+
+MINE = reply_mark("C1-1.5", None)
+
+
+@pytest.mark.parametrize(
+    ("message", "adopted"),
+    [
+        ({"ts": "1.7", "metadata": MINE}, True),  # posted after the last checkpoint
+        ({"ts": "1.6", "metadata": MINE}, False),  # the checkpoint names it
+        ({"ts": "1.7"}, False),  # not marked: not provably the reply's
+        ({"ts": "1.7", "metadata": reply_mark("C1-1.4", None)}, False),  # the turn before's
+        # This turn's reply before a question; an answer's reply is a new one.
+        ({"ts": "1.7", "metadata": reply_mark("C1-1.5", "q1")}, False),
+        # The notice of the turn's end (``shared.core.telling.mark``).
+        (
+            {
+                "ts": "1.7",
+                "metadata": {
+                    "event_type": "kourier_notice",
+                    "event_payload": {"turn": "C1-1.5", "notice": "stopped"},
+                },
+            },
+            False,
+        ),
+    ],
+)
+def test_a_reply_taken_over_adopts_only_the_messages_marked_as_its_own_it_does_not_know(
+    message: dict[str, object], adopted: bool
+) -> None:
+    thread = [{"ts": "1.5", "user": "U1"}, {"ts": "1.6", "metadata": MINE}, message]
+
+    assert orphans(thread, MINE, known={"1.6"}) == (["1.7"] if adopted else [])
+
+
+def test_a_replys_mark_names_its_turn_and_the_question_it_answers() -> None:
+    assert reply_mark("C1-1.5", None) == {
+        "event_type": "kourier_reply",
+        "event_payload": {"turn": "C1-1.5", "reply": ""},
+    }
+    assert reply_mark("C1-1.5", "q1")["event_payload"] == {"turn": "C1-1.5", "reply": "q1"}

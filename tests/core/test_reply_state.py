@@ -16,7 +16,7 @@ from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.reply_course import Then
 from shared.core.step_cards import CONTINUED, CONTINUED_BELOW
 from shared.core.tool_steps import StepFinished, StepStarted
-from shared.slack.layout import Message
+from shared.slack.layout import EMPTIED, Message
 from shared.slack.pacing import Append, ReplyLimits, Start, text_chunk, text_of
 from shared.slack.reply_state import ReplyState
 
@@ -315,6 +315,65 @@ def test_a_reply_taken_over_writes_its_stopped_streams_whole_again(
 
     assert [m.ts for m in again.written_again()] == written_now
     assert [m.rewrite for m in again.layout.messages] == [True, True]
+
+
+def test_a_reply_taken_over_adopts_a_message_the_function_before_posted_after_its_checkpoint() -> (
+    None
+):
+    # Seed 946: the checkpoint holds a stream and a step running in it; the function
+    # before fell back, posted the step's card and more text in a new message, and
+    # was stopped (or died) before its next checkpoint named that message.
+    reply = running_stream()
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+    again.resume({})
+
+    assert again.adopt(["2.2"])
+
+    stream, posted = again.layout.messages
+    assert again.fallback and again.pacer.queue == []  # it fell back, as that function did
+    assert (stream.ts, stream.streaming) == ("1.1", False)
+    assert (posted.ts, posted.streamed, [key for key, _ in posted.cards]) == ("2.2", False, ["c1"])
+    (write,) = again.writes(NOW)  # the adopted message is written, none posted
+    assert write.message.ts == "2.2"
+    assert "Queued." in write.payload and '"task_id": "c1"' in write.payload
+
+
+def test_a_fallback_taken_over_fills_its_message_not_posted_yet_with_the_one_posted() -> None:
+    reply = ReplyState(LIMITS, streams=False)
+    reply.take(TextAppended("Posted.\n"))
+    reply.writes(NOW)  # laid out, and its function died before Slack answered
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+
+    assert again.adopt(["3.3"])
+
+    (message,) = again.layout.messages
+    (write,) = again.writes(NOW)
+    assert (message.ts, write.message is message, write.fields["text"]) == (
+        "3.3",
+        True,
+        "Posted.\n",
+    )
+
+
+def test_an_adopted_message_with_nothing_of_the_reply_to_show_shows_that_it_holds_none() -> None:
+    reply = streaming(TextAppended("Hi.\n"))
+    sent_all(reply)
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+
+    assert again.adopt(["2.2"])
+
+    writes = again.writes(NOW)
+    assert [(w.message.ts, w.fields) for w in writes] == [
+        ("2.2", {"blocks": [{"type": "markdown", "text": EMPTIED}], "text": EMPTIED})
+    ]
+
+
+def test_a_reply_taken_over_with_no_message_to_adopt_is_unchanged() -> None:
+    reply = running_stream()
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+
+    assert not again.adopt([])
+    assert again.to_state() == reply.to_state()
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 from slack_sdk import WebClient
@@ -20,11 +20,13 @@ from shared.core import notices
 from shared.core.model import StreamEvent, TaskState
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler, TextAppended
+from shared.core.reply_course import reply_mark
 from shared.feedback import feedback_blocks
 from shared.slack.layout import EMPTIED
 from shared.slack.pacing import ReplyLimits
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import AgentSessions, ThreadStatus
+from shared.slack.thread_read_back import ThreadReadBack
 from shared.system import SystemClock, ThreadRuntime
 from tests.core.reply_builders import artifact, call, chunk, result, snapshot, text
 from tests.replies.support import (
@@ -799,6 +801,74 @@ def test_a_step_a_function_that_died_closed_to_continue_below_is_closed_by_a_sto
         ("call-1", "slow", "complete"),  # continued below
         ("call-1", "slow", "error"),  # no result came
     ]
+
+
+@pytest.mark.parametrize("taker", ["taken over", "stopped"])
+def test_a_message_posted_after_the_last_checkpoint_is_continued_by_the_function_taking_over(
+    standin: SlackStandin, slack: WebClient, thread_ts: str, taker: str
+) -> None:
+    # Seeds 946, 246: a function posts a message of the reply (its text and a step's card,
+    # running) and dies, or a person's stop takes the turn from it, before its next
+    # checkpoint names that message. The function taking over must not show the text and
+    # the step again in a new message, nor leave the card running.
+    mark = reply_mark("C1-1.5", None)
+    posting: list[bool] = []
+    first = posted_reply(slack, thread_ts, mark, keep_posting=lambda: posting.append(True))
+    state = json.loads(json.dumps(first.to_state()))  # the checkpoint: nothing posted yet
+    events = [
+        chunk("answer", text("Looking.\n")),
+        chunk("answer", call("call-1", "lookup"), append=True),
+    ]
+    play(first, ReplyAssembler(), events)
+    first.suspend()  # posted, marked as the reply's
+    first.close()  # and its function dies
+    assert posting == [True]  # recorded before the post
+
+    second = posted_reply(slack, thread_ts, mark)
+    thread = ThreadReadBack(slack, CHANNEL, thread_ts).read_back(since=None)
+    if taker == "taken over":
+        second.restore(state, taken_over=True, thread=thread)
+        assembler = ReplyAssembler()  # the events read again
+        play(
+            second,
+            assembler,
+            [*events, chunk("answer", result("call-1", "lookup", 7), append=True)],
+        )
+        second.show(assembler.finish())
+        second.finish()
+    else:
+        second.restore(state, thread=thread)
+        second.stopped([])
+
+    messages = bot_replies(standin, thread_ts)
+    assert len(messages) == 1, [shown_text(m) for m in messages]
+    if taker == "taken over":
+        assert joined_answer(messages) == "Looking.\n"
+        assert cards(messages) == [("call-1", "lookup", "complete")]
+    else:  # the stop ends the reply where its checkpoint stands: the step it never knew is gone
+        assert cards(messages) == []
+
+
+def posted_reply(
+    slack: WebClient,
+    thread_ts: str,
+    mark: dict[str, object],
+    keep_posting: Callable[[], None] | None = None,
+) -> ThreadReply:
+    """A reply posted and edited (no person to stream to), its messages marked ``mark``."""
+    return ThreadReply(
+        slack,
+        CHANNEL,
+        thread_ts,
+        None,
+        None,
+        clock=SystemClock(),
+        runtime=ThreadRuntime(),
+        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
+        limits=FAST,
+        keep_posting=keep_posting,
+        mark=mark,
+    )
 
 
 def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_written_whole(

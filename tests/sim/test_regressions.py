@@ -56,6 +56,12 @@ reply whose card waited for its chat.update: the carrier had read the step's res
 stop's function closed the step "No result came from the agent" from the checkpoint before
 that read) failed on main at 6730bcb and pass since the stop's function finishes a step still
 running at the result the task holds as CancelTask answers it.
+Seeds 946, 1234, 246, 4058, 3164, 1675 and 1408 (a message of the reply posted by a carrier
+that died, or that a person's stop took the turn from, before its next checkpoint named it:
+the function taking over showed its text and steps again in a new message, or left its steps
+running there) failed on main at 085127b and pass since each message a reply posts is marked
+with Slack message metadata, and a taker reads the thread back and adopts the marked ones its
+checkpoint does not name.
 """
 
 from __future__ import annotations
@@ -328,6 +334,48 @@ FINDINGS = [
         "S3 first result",
         "C0SIM3-1700000295.467456",
         id="step-closed-no-result-by-a-stop-after-its-carrier-read-the-result-5002",
+    ),
+    pytest.param(
+        946,
+        "S3 step once",
+        "C0SIM1-1700000103.318603",
+        id="step-shown-again-after-a-message-posted-after-the-checkpoint-946",
+    ),
+    pytest.param(
+        1234,
+        "S3 step once",
+        "C0SIM3-1700000497.932900",
+        id="step-shown-again-after-a-message-posted-after-the-checkpoint-1234",
+    ),
+    pytest.param(
+        246,
+        "S3 step running",
+        "C0SIM3-1700000458.373522",
+        id="step-left-running-in-a-message-posted-after-the-checkpoint-246",
+    ),
+    pytest.param(
+        4058,
+        "S3 step running",
+        "C0SIM2-1700000460.911748",
+        id="step-left-running-in-a-message-posted-after-the-checkpoint-4058",
+    ),
+    pytest.param(
+        3164,
+        "S3 first result",
+        "C0SIM1-1700000954.696938",
+        id="step-left-in-progress-in-a-message-posted-after-the-checkpoint-3164",
+    ),
+    pytest.param(
+        1675,
+        "S3 text",
+        "C0SIM1-1700000138.750338",
+        id="text-twice-after-a-message-posted-after-the-checkpoint-1675",
+    ),
+    pytest.param(
+        1408,
+        "S3 text",
+        "C0SIM1-1700000369.670185",
+        id="text-twice-after-a-message-posted-after-the-checkpoint-1408",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

@@ -34,41 +34,42 @@ KNOWN = {
             "each step's card as shown (where, and as which task_update: running, final, closed "
             "to continue) before the Slack call, and a function taking over shows a step "
             "recorded final only there (again, in its open stream), closes there one recorded "
-            "running, and stops a stream the one that died stopped: 18 in 1..3000, vs 65; 11 "
-            "since or1 and 8 since or2 (see S3 step running), where a step recorded running "
-            "or closed to continue that the "
-            "checkpoint does not know runs in the taker too, which closes it (seeds 93, 741, "
-            "2859: a stop ended the reply with it only 'continued below'). Left: a message "
-            "that no checkpoint names, posted or streamed by a carrier that died or that a "
-            "person's stop took the turn from between the call and its checkpoint; the taker "
-            "shows its steps again elsewhere (946)"
+            "running, and stops a stream the one that died stopped; a step recorded running "
+            "or closed to continue that the checkpoint does not know runs in the taker too, "
+            "which closes it (seeds 93, 741, 2859). Since orph every message a reply posts is "
+            "marked (Slack message metadata: the turn and the reply) and a taker reads the "
+            "thread back and adopts the marked messages no checkpoint names (946, 1234, 3485, "
+            "5699 fixed): 20 in 1..6000 (22 before). Left: a stream started after the last "
+            "checkpoint by a carrier that died or that a person's stop took the turn from, "
+            "never stopped (chat.startStream takes no metadata, so the taker cannot attribute "
+            "it safely), whose steps the taker shows again (3418, 3713, 4450, 4859, 5565, 5831); "
+            "a stop right after a rollover ('continued in the next message': 176, 866, 1406, "
+            "1862, 2063, 2418, 3708, 5415, 5482; another helper's); 'continued below' (3733)"
         ),
     ),
     "S3 step running": (
         "",
         (
-            "a step left running in a message no checkpoint names (see S3 step once): 15 in "
-            "1..3000 since step6, vs 94; 11 since or2, where a Slack call that waited out a "
-            "429 is fenced again before its retry (seeds 82, 153, 224, 373: the carrier's "
-            "card update, retried after the stop's function closed the card, showed it "
-            "running again). E.g. seed 246, a card posted running by the live carrier while "
-            "a person's stop was taken, closed by the stop's function from the checkpoint "
-            "before it"
+            "a step left running: 11 in 1..6000 since orph (24 before; a message posted after "
+            "the last checkpoint is adopted by the taker, which closes its steps: 246, 277, 592, "
+            "946, 2480, 4058 ... fixed). Left: a turn ended as kept_failing outside a run, which "
+            "does not restore the reply to close its steps (826, 868, 2277, 3944, 5866), and a "
+            "person's stop taken while its carrier edited a posted message after the last "
+            "checkpoint, adding a running step's card the stop's function never learns (1933, "
+            "5541). Since or2 a Slack call that waited out a 429 is fenced again before its "
+            "retry (seeds 82, 153, 224, 373)"
         ),
     ),
     "S3 first result": (
         "shows in_progress, first result ok=",
         (
-            "5 in 1..6000 since fr2 (9 on main at 6730bcb; 34 at 85ce02e), each a step shown "
-            "running in a message no checkpoint names and left running (1675, 1677, 3164, "
-            "4058, 5638; see S3 step running). A person's stop taken while its carrier lived, "
-            "in a posted reply whose card waited for its chat.update, closed a step 'No result "
-            "came from the agent' from the checkpoint before the carrier read its result (899, "
-            "1820, 2449, 5002): since fr2 the stop's function finishes a step still running at "
-            "the result the task holds as CancelTask answers it. Since fr the oracle counts the "
-            "first result any carrier read (one that died showed it, or kept it as shown: "
-            "2616, 66), and a step Slack showed final that later shows another result breaks "
-            "the rule with its own detail"
+            "1 in 1..6000 since orph (5866: a step left running by a kept_failing end, see S3 "
+            "step running); 5 before (1675, 1677, 3164, 4058, 5638: a step shown running in a "
+            "message no checkpoint names, adopted since orph). A person's stop finishes a step "
+            "still running at the result the task holds as CancelTask answers it since fr2 "
+            "(899, 1820, 2449, 5002). Since fr the oracle counts the first result any carrier "
+            "read (one that died showed it, or kept it as shown: 2616, 66), and a step Slack "
+            "showed final that later shows another result breaks the rule with its own detail"
         ),
     ),
     "S6 notice twice": (
@@ -80,20 +81,6 @@ KNOWN = {
             "1 in seeds 1..3000 (246), vs 21 stop notices told twice in 1..2630 on 4ba9092. "
             "The kept-failing notice is told at most once since breaks4 (seed 2512), "
             "busy and context-changed notices since fix3 (seeds 337, 566)"
-        ),
-    ),
-    "S3 text": (
-        "",
-        (
-            "2 in 1..6000 (172, 1675); 4 since fb1 (172, 1408, 1675, 3164), whose change "
-            "to how a fallback's last message is written draws other faults: a carrier that "
-            "died streamed or posted a message after its last checkpoint (1408, 3164: killed "
-            "right after chat.stopStream), named since only by the steps kept as shown there, "
-            "so the oracle takes it as the reply's, and the function taking over wrote its "
-            "text again in a new message (see S3 step once). Text of the turn before, a "
-            "chat.startStream that waited out a 429 inside the Slack client past a person's "
-            "stop (570, 1168), is gone since or2; take-backs are applied to posted messages "
-            "since text6 (2590, 2693, 2972)"
         ),
     ),
 }
