@@ -35,6 +35,7 @@ from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.reply import ThreadReply
+from shared.slack.session_status import ThreadStatus
 from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
@@ -132,12 +133,7 @@ def _carry(
         return _carried(deps, run, lambda: carry_on(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
     status = thread_status(deps, turn, deps.chat)
-    reply = new_reply(deps, turn, deps.chat, status)
-    checkpoint = CheckpointStore(deps.documents, deps.clock).load(
-        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
-    )
-    if checkpoint is not None:  # continue the messages of the turn's reply, to close them
-        reply.restore(checkpoint.slack, taken_over=True)
+    reply = _reply_to_close(deps, turn, status)
     _tell_end(
         reply,
         ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
@@ -214,7 +210,7 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     log.error("turn_kept_failing", turn=turn.id, attempts=turn.takeovers)
     QuestionStore(deps.documents, deps.clock).close_all(turn.id)
     status = thread_status(deps, turn, deps.chat)
-    reply = new_reply(deps, turn, deps.chat, status)
+    reply = _reply_to_close(deps, turn, status)
     _tell_end(
         reply,
         ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
@@ -237,6 +233,31 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
     status.show(agent_session.ended("kept_failing"))
     turn.status = "done"
     return turn
+
+
+def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply:
+    """The reply of a turn ended outside its run, as its last checkpoint holds it, to close it.
+
+    Its function died (or cannot go on): each message is written whole again
+    and each step still running closed when the end's notice finishes the
+    reply, the messages it posted after the checkpoint adopted
+    (``ThreadReply.restore``), instead of steps left running (seeds 826, 868).
+    """
+    checkpoint = CheckpointStore(deps.documents, deps.clock).load(
+        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
+    )
+    answering = checkpoint.answering if checkpoint is not None else None
+    reply = new_reply(deps, turn, deps.chat, status, answering=answering)
+    if checkpoint is not None:
+        thread = None
+        if turn.posting:
+            thread = ThreadReadBack(deps.chat, turn.channel, turn.thread_ts).read_back(
+                since=turn.ts or None
+            )
+        reply.restore(
+            checkpoint.slack, taken_over=True, shown_steps=turn.shown_steps, thread=thread
+        )
+    return reply
 
 
 def _tell_end(

@@ -62,6 +62,9 @@ the function taking over showed its text and steps again in a new message, or le
 running there) failed on main at 085127b and pass since each message a reply posts is marked
 with Slack message metadata, and a taker reads the thread back and adopts the marked ones its
 checkpoint does not name.
+Seeds 826, 868, 3944 and 5866 (a turn ended as kept_failing outside a run, whose reply was
+not restored, so the steps its messages showed running stayed running) failed on main at
+af5c305 and pass since that end restores the reply from the last checkpoint to close it.
 """
 
 from __future__ import annotations
@@ -376,6 +379,30 @@ FINDINGS = [
         "S3 text",
         "C0SIM1-1700000369.670185",
         id="text-twice-after-a-message-posted-after-the-checkpoint-1408",
+    ),
+    pytest.param(
+        826,
+        "S3 step running",
+        "C0SIM2-1700000471.953090",
+        id="step-left-running-by-a-kept-failing-end-826",
+    ),
+    pytest.param(
+        868,
+        "S3 step running",
+        "C0SIM3-1700000666.799613",
+        id="step-left-running-by-a-kept-failing-end-868",
+    ),
+    pytest.param(
+        3944,
+        "S3 step running",
+        "C0SIM2-1700000458.751664",
+        id="step-left-running-by-a-kept-failing-end-3944",
+    ),
+    pytest.param(
+        5866,
+        "S3 first result",
+        "C0SIM3-1700000580.992475",
+        id="step-left-in-progress-by-a-kept-failing-end-5866",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

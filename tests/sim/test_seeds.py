@@ -39,37 +39,24 @@ KNOWN = {
             "which closes it (seeds 93, 741, 2859). Since orph every message a reply posts is "
             "marked (Slack message metadata: the turn and the reply) and a taker reads the "
             "thread back and adopts the marked messages no checkpoint names (946, 1234, 3485, "
-            "5699 fixed): 20 in 1..6000 (22 before). Left: a stream started after the last "
+            "5699 fixed): 19 in 1..6000 (22 before). Left: a stream started after the last "
             "checkpoint by a carrier that died or that a person's stop took the turn from, "
             "never stopped (chat.startStream takes no metadata, so the taker cannot attribute "
             "it safely), whose steps the taker shows again (3418, 3713, 4450, 4859, 5565, 5831); "
-            "a stop right after a rollover ('continued in the next message': 176, 866, 1406, "
-            "1862, 2063, 2418, 3708, 5415, 5482; another helper's); 'continued below' (3733)"
+            "a stop right after a rollover ('continued in the next message': 866, 1406, 1862, "
+            "2063, 2418, 3708, 5415, 5482; another helper's); 'continued below' (3733)"
         ),
     ),
     "S3 step running": (
         "",
         (
-            "a step left running: 11 in 1..6000 since orph (24 before; a message posted after "
-            "the last checkpoint is adopted by the taker, which closes its steps: 246, 277, 592, "
-            "946, 2480, 4058 ... fixed). Left: a turn ended as kept_failing outside a run, which "
-            "does not restore the reply to close its steps (826, 868, 2277, 3944, 5866), and a "
-            "person's stop taken while its carrier edited a posted message after the last "
-            "checkpoint, adding a running step's card the stop's function never learns (1933, "
-            "5541). Since or2 a Slack call that waited out a 429 is fenced again before its "
-            "retry (seeds 82, 153, 224, 373)"
-        ),
-    ),
-    "S3 first result": (
-        "shows in_progress, first result ok=",
-        (
-            "1 in 1..6000 since orph (5866: a step left running by a kept_failing end, see S3 "
-            "step running); 5 before (1675, 1677, 3164, 4058, 5638: a step shown running in a "
-            "message no checkpoint names, adopted since orph). A person's stop finishes a step "
-            "still running at the result the task holds as CancelTask answers it since fr2 "
-            "(899, 1820, 2449, 5002). Since fr the oracle counts the first result any carrier "
-            "read (one that died showed it, or kept it as shown: 2616, 66), and a step Slack "
-            "showed final that later shows another result breaks the rule with its own detail"
+            "a step left running: 2 in 1..6000 since orph (24 before: a message posted after "
+            "the last checkpoint is adopted by the taker, which closes its steps, 246, 277, 592, "
+            "946, 2480, 4058 ...; a turn ended as kept_failing restores its reply to close it, "
+            "826, 868, 3944). Left: a person's stop taken while its carrier edited a posted "
+            "message the checkpoint names, after that checkpoint, adding the card of a step "
+            "running that the stop's function never learns (1933, 5541). Since or2 a Slack "
+            "call that waited out a 429 is fenced again before its retry (82, 153, 224, 373)"
         ),
     ),
     "S6 notice twice": (
