@@ -43,9 +43,18 @@ FAST = ReplyLimits(stream_interval=0.05, update_interval=1.0)
 
 
 def new_reply(
-    slack: WebClient, thread_ts: str, limits: ReplyLimits = FAST, person: bool = True
+    slack: WebClient,
+    thread_ts: str,
+    limits: ReplyLimits = FAST,
+    person: bool = True,
+    *,
+    keep_posting: Callable[[], None] | None = None,
+    mark: dict[str, object] | None = None,
 ) -> ThreadReply:
-    """A reply to Alice (or, without ``person``, to no one: a turn an alert started)."""
+    """A reply to Alice (or, without ``person``, to no one: a turn an alert started).
+
+    ``keep_posting`` and ``mark``: as the turn gives them (``ThreadReply``).
+    """
     user, team = ("U0ALICE", "T0KOURIER") if person else (None, None)
     return ThreadReply(
         slack,
@@ -57,6 +66,8 @@ def new_reply(
         runtime=ThreadRuntime(),
         status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
         limits=limits,
+        keep_posting=keep_posting,
+        mark=mark,
     )
 
 
@@ -856,19 +867,7 @@ def posted_reply(
     keep_posting: Callable[[], None] | None = None,
 ) -> ThreadReply:
     """A reply posted and edited (no person to stream to), its messages marked ``mark``."""
-    return ThreadReply(
-        slack,
-        CHANNEL,
-        thread_ts,
-        None,
-        None,
-        clock=SystemClock(),
-        runtime=ThreadRuntime(),
-        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
-        limits=FAST,
-        keep_posting=keep_posting,
-        mark=mark,
-    )
+    return new_reply(slack, thread_ts, person=False, keep_posting=keep_posting, mark=mark)
 
 
 def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_written_whole(
