@@ -29,6 +29,7 @@ from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import CheckpointStore, Stored
 from shared.core import agent_session, notices
 from shared.core import session as sessions
+from shared.core.reply_course import reply_mark
 from shared.core.session import Session
 from shared.core.telling import mark
 from shared.core.timers import Timer
@@ -36,7 +37,7 @@ from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
-from shared.slack.thread_read_back import ThreadReadBack
+from shared.slack.thread_read_back import ThreadReadBack, read_back_if_posted
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
 from shared.turn_carried import new_reply, thread_status
@@ -246,16 +247,14 @@ def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply
     checkpoint = CheckpointStore(deps.documents, deps.clock).load(
         turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
     )
-    answering = checkpoint.answering if checkpoint is not None else None
-    reply = new_reply(deps, turn, deps.chat, status, answering=answering)
+    reply = new_reply(deps, turn, deps.chat, status)
     if checkpoint is not None:
-        thread = None
-        if turn.posting:
-            thread = ThreadReadBack(deps.chat, turn.channel, turn.thread_ts).read_back(
-                since=turn.ts or None
-            )
         reply.restore(
-            checkpoint.slack, taken_over=True, shown_steps=turn.shown_steps, thread=thread
+            checkpoint.slack,
+            taken_over=True,
+            shown_steps=turn.shown_steps,
+            thread=read_back_if_posted(deps.chat, turn),
+            mark=reply_mark(turn.id, checkpoint.answering),
         )
     return reply
 

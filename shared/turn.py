@@ -65,7 +65,7 @@ from shared.core.turn_machine import (
     outcome_of,
 )
 from shared.store import Turn
-from shared.turn_carrier import Carrier
+from shared.turn_carrier import Carrier, Predecessor
 from shared.turn_ending import TurnEnding
 from shared.turn_pauses import TurnPauses
 from shared.turn_stream import StreamFollower
@@ -100,7 +100,7 @@ class TurnRun:
             checkpoint = self.claim.load()
             if checkpoint is None:
                 self._begin()
-            elif self._carry_on(checkpoint, taken_over=True):
+            elif self._carry_on(checkpoint, Predecessor.DIED):
                 if self.carried.machine.state.phase == Phase.DONE:
                     self.pauses.taken_over()  # paused on a question when it stopped
                 else:
@@ -143,7 +143,7 @@ class TurnRun:
         """
         who = self.turn.stopped_by
         assert who is not None
-        if self._carry_on(self.claim.load(), cut_short=True):
+        if self._carry_on(self.claim.load(), Predecessor.STOPPED):
             self.ending.stopped(who, self.follower.task_of_the_message)
 
     @contextmanager
@@ -155,19 +155,18 @@ class TurnRun:
             self.carried.reply.close()
 
     def _carry_on(
-        self, checkpoint: Checkpoint | None, taken_over: bool = False, cut_short: bool = False
+        self, checkpoint: Checkpoint | None, predecessor: Predecessor = Predecessor.HANDED_OVER
     ) -> bool:
         """Carry on from ``checkpoint``; False when its end was being told (the turn is ended now).
 
         The fence is written first: the carrier before (dead, stalled, or the
-        one a stop took the turn from) can write no more. ``taken_over``: that
-        carrier died; ``cut_short``: a person's stop took the turn from it
-        (either may have posted after ``checkpoint``: ``Carrier.restore``).
+        one a stop took the turn from) can write no more. ``predecessor``: how
+        that carrier let the turn go (``Carrier.restore``).
         """
         self.claim.write_turn()
         if self.ending.ended_already(checkpoint):
             return False
-        self.carrier.restore(checkpoint, taken_over, cut_short=taken_over or cut_short)
+        self.carrier.restore(checkpoint, predecessor)
         return True
 
     def _begin(self) -> None:

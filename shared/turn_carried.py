@@ -52,18 +52,25 @@ class Carried:
         timings: TurnTimings,
         shown_steps: dict[str, Any],
         taken_over: bool,
-        thread: list[dict[str, Any]] | None = None,
+        thread: list[dict[str, Any]] | None,
+        mark: dict[str, Any],
     ) -> None:
         """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view.
 
         ``thread``: the thread read back, to adopt the reply's messages no
-        checkpoint names (``ThreadReply.restore``); None: not read.
+        checkpoint names (``ThreadReply.restore``); None: not read. ``mark``:
+        the reply's mark (``reply_course.reply_mark``, of the question
+        ``checkpoint`` answers).
         """
         self.answering = answering
         self.machine = TurnMachine(TurnState.from_dict(checkpoint.machine), timings)
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
         self.reply.restore(
-            checkpoint.slack, taken_over=taken_over, shown_steps=shown_steps, thread=thread
+            checkpoint.slack,
+            taken_over=taken_over,
+            shown_steps=shown_steps,
+            thread=thread,
+            mark=mark,
         )
         self.task = TaskView.restored(
             checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up

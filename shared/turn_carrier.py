@@ -12,21 +12,40 @@ a new reply or machine, and carry on from a checkpoint.
 
 from __future__ import annotations
 
+from enum import Enum
+
 from shared.a2a.client import AgentClient
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.core import agent_session
 from shared.core import session as sessions
+from shared.core.reply_course import reply_mark
 from shared.core.session import Session
 from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
 from shared.errors import ConfigError
 from shared.fence import FencedChat
 from shared.questions import QuestionStore, TurnQuestions
 from shared.slack.reply import ThreadReply
-from shared.slack.thread_read_back import ThreadReadBack
+from shared.slack.thread_read_back import read_back_if_posted
 from shared.store import Turn
 from shared.turn_carried import Carried, new_reply, thread_status
 from shared.turn_claim import TurnClaim
+
+
+class Predecessor(Enum):
+    """How the function that wrote a checkpoint let the turn go."""
+
+    HANDED_OVER = "handed_over"
+    """It handed over, slept until a timer, or paused: it saved after its last post."""
+    DIED = "died"
+    """It died (or stalled): its messages may show more than the checkpoint holds."""
+    STOPPED = "stopped"
+    """A person's stop took the turn from it, between any two of its calls."""
+
+    @property
+    def may_have_posted_after_checkpoint(self) -> bool:
+        """Whether messages of the reply may show that the checkpoint does not name."""
+        return self is not Predecessor.HANDED_OVER
 
 
 class Carrier:
@@ -103,26 +122,28 @@ class Carrier:
             self.thread_status.show(agent_session.working(turn.user, turn.text))
 
     def restore(
-        self, checkpoint: Checkpoint | None, taken_over: bool = False, cut_short: bool = False
+        self, checkpoint: Checkpoint | None, predecessor: Predecessor = Predecessor.HANDED_OVER
     ) -> None:
         """Carry on from ``checkpoint`` (None: nothing to carry on from), and its task.
 
-        ``cut_short``: the function that wrote it died, or a person's stop took
-        the turn from it; if its reply posted (``Turn.posting``), the thread is
-        read back for the messages it posted after ``checkpoint``
-        (``ThreadReply.restore``). A hand-over's function saved after its last
-        post: nothing to read.
+        ``predecessor``: how the function that wrote it let the turn go. One
+        that may have posted after ``checkpoint`` leaves the thread to read
+        back for those messages, when the reply posted (``Turn.posting``,
+        ``ThreadReply.restore``).
         """
         if checkpoint is None:
             return
         answering = self.questions.get(checkpoint.answering)
-        self.carried.reply = self.new_reply(checkpoint.answering)  # its messages' mark
         thread = None
-        if cut_short and self.turn.posting:
-            thread = ThreadReadBack(self.chat, self.turn.channel, self.turn.thread_ts).read_back(
-                since=self.turn.ts or None
-            )
+        if predecessor.may_have_posted_after_checkpoint:
+            thread = read_back_if_posted(self.chat, self.turn)
         self.carried.restore(
-            checkpoint, answering, self.timings, self.turn.shown_steps, taken_over, thread
+            checkpoint,
+            answering,
+            self.timings,
+            self.turn.shown_steps,
+            taken_over=predecessor is Predecessor.DIED,
+            thread=thread,
+            mark=reply_mark(self.turn.id, checkpoint.answering),
         )
         sessions.follow(self.claim.session, self.carried.machine.state.task_id)

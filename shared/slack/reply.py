@@ -309,6 +309,7 @@ class ThreadReply:
         taken_over: bool = False,
         shown_steps: Mapping[str, Any] | None = None,
         thread: Iterable[Mapping[str, Any]] | None = None,
+        mark: dict[str, Any] | None = None,
     ) -> None:
         """Continue a reply that another function began (and do what is due by now).
 
@@ -326,8 +327,14 @@ class ThreadReply:
                 marked as this reply's that ``state`` does not name were
                 posted after it, and are adopted (``ReplyState.adopt``).
                 None: not read.
+            mark: That reply's mark (``reply_course.reply_mark``: the question
+                its checkpoint answers), which the messages it posted carry,
+                and those posted from now will; None: the one this reply was
+                built with.
         """
         with self._lock:
+            if mark is not None:
+                self._mark = mark
             self._reply = ReplyState.from_state(state, self._limits)
             then = self._reply.resume(shown_steps or {})
             if thread is not None and self._mark is not None:

@@ -17,6 +17,7 @@ import structlog
 from slack_sdk.errors import SlackApiError
 
 from shared.ports import Chat
+from shared.store import Turn
 
 log = structlog.get_logger()
 
@@ -65,3 +66,15 @@ class ThreadReadBack:
             cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
             if cursor is None:
                 return messages
+
+
+def read_back_if_posted(client: Chat, turn: Turn) -> list[dict[str, Any]] | None:
+    """The thread a taker reads when the turn posted: its messages since the turn began.
+
+    None when the turn records no posting (``Turn.posting``: no message of
+    its reply can show that no checkpoint names) or when Slack kept failing
+    (``ThreadReadBack.read_back``).
+    """
+    if not turn.posting:
+        return None
+    return ThreadReadBack(client, turn.channel, turn.thread_ts).read_back(since=turn.ts or None)
