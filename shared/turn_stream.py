@@ -8,9 +8,11 @@ machine, to ``TaskView`` (what the run knows of the task), and to the pure
 ``ReplyAssembler``, whose changes ``ThreadReply`` shows in Slack; an event
 the machine does not admit (another task's, an ignored Message) is ignored
 everywhere. Two things are kept before anything can fail after them: a
-task named for the first time is checkpointed at once (a function taking
-over reads it, and never sends the turn again), and a new context is
-written to the session before the thread is told of it (at most once).
+task named for the first time is checkpointed at once, with all of the
+event that named it taken in, before the reply's Slack calls (a function
+taking over reads the task, never sends the turn again, and shows what the
+event changed), and a new context is written to the session before the
+thread is told of it (at most once).
 Before the turn's first send the card is read and the session's binding
 checked (``shared.core.incarnation``): a changed agent starts a new
 conversation, and an answer goes only to the agent that asked.
@@ -199,11 +201,15 @@ class StreamFollower:
             return []
         self.carried.task.saw(event, self.clock.time(), persisted=persisted)
         actions = self.handle(seen)
-        if self._named_task_just_now():
-            # Saved before any call that can fail (Slack, the context's write):
-            # a function taking over reads this task, never sends the turn again.
-            self.claim.save(self.carried, force=True)
-        self.carried.reply.show(self.carried.assembler.feed(event))
+        # A task named for the first time is saved before any call that can fail (Slack,
+        # the context's write): a function taking over reads this task, never sends the
+        # turn again. The checkpoint holds the event whole, its changes to the reply too
+        # (``show``'s ``first``): that function shows them (seed 6649).
+        named = self._named_task_just_now()
+        self.carried.reply.show(
+            self.carried.assembler.feed(event),
+            first=partial(self.claim.save, self.carried, force=True) if named else None,
+        )
         self.learn_context(event.context_id)
         return actions
 

@@ -112,9 +112,12 @@ class FallbackLayout:
         """Blocks the last posted message ends with, once the answer is complete."""
 
     def stream(self) -> Message | None:
-        """The message streaming now, if any."""
-        last = self.messages[-1] if self.messages else None
-        return last if last is not None and last.streaming else None
+        """The message streaming now, if any.
+
+        The last one, but for a reply that fell back: the cards it places may
+        follow the stream until that stops (``timetable.Due.STOP``).
+        """
+        return next((message for message in reversed(self.messages) if message.streaming), None)
 
     def posted(self) -> bool:
         """Whether Slack holds a message of the reply."""

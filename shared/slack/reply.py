@@ -17,7 +17,9 @@ holds all of that state: each change of the answer and each answer of
 Slack's goes in, and what the reply does next comes out. All Slack calls
 happen under one lock, in queue order, so slack_sdk's retries of a
 rate-limited call (HTTP 429, after Retry-After) delay text but never lose
-or reorder it.
+or reorder it. Each change of the answer is taken into that state before
+the Slack calls it leads to, so a checkpoint kept in between (``show``'s
+``first``: the one the event that names the task must have) holds it.
 
 The thread's agent session shows that the agent works (``ThreadStatus``):
 every stream the reply stops leaves it processing, and the turn sets the
@@ -159,16 +161,24 @@ class ThreadReply:
 
     # What the turn engine calls ------------------------------------------------
 
-    def show(self, changes: list[ReplyChange]) -> None:
-        """Show what ``ReplyAssembler.feed`` or ``finish`` returned: each change, then what is due."""
-        for change in changes:
-            with self._lock:
-                self._raise_failure()
-                then = self._reply.take(change)
-                if then is Then.FALL_BACK:
-                    self._fall_back()
-                if then is not None:
-                    self._pump()
+    def show(self, changes: list[ReplyChange], first: Callable[[], None] | None = None) -> None:
+        """Show what ``ReplyAssembler.feed`` or ``finish`` returned: each change, then what is due.
+
+        Every change is taken into the reply's state before any Slack call
+        (one that makes the reply fall back too: its stream stops first in the
+        pump, ``Due.STOP``). ``first``, if given, is called then, holding the
+        lock so that no timer's call comes before it: what must be kept before
+        any call that can fail (the turn's checkpoint, which so holds the
+        changes; a function taking over from it makes the calls this one was
+        about to).
+        """
+        with self._lock:
+            taken = [self._take(change) for change in changes]
+            if first is not None:
+                first()
+            self._raise_failure()
+            if any(then is not None for then in taken):
+                self._pump()
 
     def working(self) -> None:
         """Show that the agent is working on the thread's message."""
@@ -369,7 +379,9 @@ class ThreadReply:
     def _do(self, action: Due) -> list[float]:
         """Do what the timetable names; returns when the messages left unwritten are due."""
         stream = self._reply.layout.stream()
-        if action is Due.STATUS:
+        if action is Due.STOP:
+            self._stop_streaming()
+        elif action is Due.STATUS:
             self._set_status()
         elif action is Due.SEND:
             self._send_queue()
@@ -529,16 +541,26 @@ class ThreadReply:
 
     # Falling back to posted and edited messages -----------------------------------
 
+    def _take(self, change: ReplyChange) -> Then | None:
+        """Take ``change`` into the reply's state, falling back if it says so (no Slack call)."""
+        then = self._reply.take(change)
+        if then is Then.FALL_BACK:
+            self._reply.place_cards(self._reply.fall_back())
+        return then
+
     def _fall_back(self) -> None:
         """From now on, post and edit: text already shown changed, or streams are refused.
 
         Every step not shown in its final state yet continues as a card.
         """
-        moved = self._reply.fall_back()
+        self._reply.place_cards(self._reply.fall_back())
+        self._stop_streaming()
+
+    def _stop_streaming(self) -> None:
+        """The reply fell back: its open stream stops, each step it shows running continued below."""
         stream = self._reply.layout.stream()
         if stream is not None:
             self._stop(stream, self._reply.pacer.stop(stream.ts, output=CONTINUED_BELOW))
-        self._reply.place_cards(moved)
 
     def _write_messages(self, force: bool) -> list[float]:
         """Write each message the layout names, each at most once per interval.

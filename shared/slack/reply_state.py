@@ -207,8 +207,10 @@ class ReplyState:
     # Endings ------------------------------------------------------------------------
 
     def fall_back(self) -> set[str]:
-        """From now on the reply posts and edits: the steps to show as cards (``place_cards``),
-        once the open stream stopped."""
+        """From now on the reply posts and edits: the steps to show as cards (``place_cards``).
+
+        The open stream, if any, stops next (``timetable.Due.STOP``).
+        """
         self.fallback = True
         return self.pacer.abandon()
 

@@ -2,9 +2,13 @@
 
 Theory of operation. A reply does what is due each time the turn engine
 calls it and each time its timer fires; ``pump`` decides, with the time
-passed in, what that is, in a fixed order, each at most once a pass: set
-the older status line again before Slack clears it (``STATUS``, only until
-a message is posted), send what is queued (``SEND``; a new stream only once
+passed in, what that is, in a fixed order, each at most once a pass: stop
+the stream of a reply that fell back (``STOP``: the reply's state falls
+back with the change that made it, and its stream stops at the next pass,
+so a checkpoint saved in between holds the change, and a function taking
+over from it stops that stream), set the older status line again before
+Slack clears it (``STATUS``, only until a message is posted), send what is
+queued (``SEND``; a new stream only once
 the workspace's budget lets it start, ``send_at``), renew the open stream's
 reserved stop in the budget before it lapses (``RENEW``), learn again how
 many streams share the workspace's appends (``SHARE``), stop a stream that
@@ -36,6 +40,7 @@ SHARE_REFRESH = 10.0
 class Due(Enum):
     """One thing a reply's timer does."""
 
+    STOP = "stop"
     STATUS = "status"
     SEND = "send"
     RENEW = "renew"
@@ -49,7 +54,7 @@ class ReplyTimes:
     """What the timer weighs in a reply's state, read at one moment."""
 
     fallback: bool
-    """The reply posts and edits messages (no stream any more)."""
+    """The reply posts and edits messages (a stream still open stops first: ``STOP``)."""
     posted: bool
     """Slack holds a message of the reply."""
     streaming: bool
@@ -92,6 +97,9 @@ def pump(
     """
     due: list[float] = []
     times = read()
+    if times.streaming and times.fallback:
+        yield Due.STOP
+        times = read()
     if times.status_at is not None and not times.posted:
         if now - times.status_at >= limits.status_refresh:
             yield Due.STATUS

@@ -114,6 +114,15 @@ def test_a_refused_stream_falls_back_and_writes_the_layout_in_the_same_pass() ->
     assert (actions, wake) == ([Due.SEND, Due.LAYOUT], 1001.2)
 
 
+def test_a_reply_that_fell_back_stops_its_stream_before_it_writes_the_layout() -> None:
+    # The state falls back with the change that made it (a checkpoint may be saved then):
+    # the stream stops first in the next pass, whoever makes it, then the layout is written.
+    fell_back = replace(STREAMING, fallback=True, layout_at=1.0)
+    stopped = replace(fell_back, streaming=False, roll_over_at=None)
+    actions, wake = run(fell_back, 1000.0, after={Due.STOP: stopped})
+    assert (actions, wake) == ([Due.STOP, Due.LAYOUT], None)
+
+
 def test_a_renewed_stop_is_no_date_any_more() -> None:
     reserved = replace(STREAMING, budgeted=True, open_until=1100.0, shared_at=1095.0)
     renewed = replace(reserved, open_until=None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import pytest
 from slack_sdk import WebClient
@@ -262,6 +263,49 @@ def test_text_already_shown_that_changes_is_edited_in_place_and_later_steps_are_
     assert cards(messages) == [("call-1", "search", "complete"), ("call-2", "fetch", "error")]
     assert [block["type"] for block in posted.blocks] == ["task_card", "markdown"]
     assert "chat.update" in [call.method for call in standin.calls()]
+
+
+class Died(BaseException):
+    """The function's instance was killed (nothing of it goes on)."""
+
+
+def test_a_reply_taken_over_from_a_checkpoint_kept_as_it_fell_back_stops_its_stream(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # The changes are taken into the reply's state before the checkpoint that ``show`` keeps
+    # first (the event that names the task): a change that makes the reply fall back is in
+    # it, its stream not stopped yet. The function dies right after; the one taking over
+    # stops that stream and shows the final text there, once, with the step closed.
+    first = new_reply(slack, thread_ts)
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", call("call-1", "search"), text("A draft."))])
+    first.suspend()
+    kept: dict[str, Any] = {}
+
+    def checkpoint_then_die() -> None:
+        kept.update(
+            json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+        )
+        raise Died
+
+    replaced = chunk("answer", call("call-1", "search"), text("The final answer."))
+    with pytest.raises(Died):
+        first.show(assembler.feed(replaced), first=checkpoint_then_die)
+    first.close()
+    [streamed] = bot_replies(standin, thread_ts)
+    assert streamed.stream == "streaming" and shown_text(streamed) == "A draft."
+
+    second = new_reply(slack, thread_ts)
+    second.restore(kept["slack"], taken_over=True)
+    assembler = ReplyAssembler.from_state(kept["reply"])
+    play(second, assembler, [chunk("answer", result("call-1", "search"), append=True)])
+    second.show(assembler.finish())
+    second.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert messages[0].stream == "stopped"
+    assert joined_answer(messages) == "The final answer."
+    assert final_cards(messages) == {"call-1": "complete"}
 
 
 def test_where_no_stream_can_start_the_reply_is_posted_and_edited_at_most_once_a_second(

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from google.cloud import firestore
 
 from local.emulators import EmulatorEnv
@@ -39,6 +40,7 @@ from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, status_up
 from tests.a2a.agents import result as rpc_result
 from tests.core.reply_builders import call, chunk, result, text
 from tests.shell.conftest import Shell, make_deps
+from tests.shell.test_notices import Died, DyingChat, lease_runs_out
 
 ANSWER_BYTES = 1_000_000
 TOOL_CALLS = 2_000
@@ -224,3 +226,46 @@ def test_a_turn_handed_over_by_the_previous_release_resumes_and_shows_each_part_
     assert shell.bot_texts(thread) == ["first half. second half."]
     done = deps.store.turn(published["turn_id"])
     assert done is not None and (done.status, done.outcome) == ("done", "completed")
+
+
+def takes_its_first_text_back_while_no_one_follows(exchange: Exchange) -> None:
+    """A 1.0 agent whose send names its task with text, then (its stream dropped) takes that
+    text back and answers in another artifact."""
+    if exchange.rpc_method == "GetTask":
+        artifacts = [
+            {"artifactId": "a1", "parts": [{"text": ""}]},
+            {"artifactId": "a2", "parts": [{"text": "whiskey tango"}]},
+        ]
+        exchange.json(rpc_result(task(state="TASK_STATE_COMPLETED", artifacts=artifacts)))
+        return
+    assert exchange.rpc_method == "SendStreamingMessage", exchange.rpc_method
+    named = task(
+        state="TASK_STATE_WORKING", artifacts=[{"artifactId": "a1", "parts": [{"text": "oscar"}]}]
+    )
+    exchange.sse([rpc_result({"task": named})])
+
+
+def test_the_text_of_the_event_naming_the_task_shows_after_its_function_dies_at_once(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # Seed 6649: the event that names the task is checkpointed before any call that can
+    # fail, and its function dies at the first Slack call that would show its text. The
+    # checkpoint was written after the event: the turn received that text, so the agent's
+    # take-back, made while no one followed the stream, is not applied (contract, Replies:
+    # a snapshot whose text is a prefix of the text received is taken as older). The
+    # function taking over shows the text, as one whose stream merely dropped would.
+    chat = DyingChat(slack_chat)
+    chat.before = lambda method, args: method == "chat_startStream"
+    deps, turns, tasks = make_deps(firestore_documents, chat, agent)  # type: ignore[arg-type]
+    agent.script = takes_its_first_text_back_while_no_one_follows
+    shell = Shell(deps, standin, agent, turns, tasks)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    with pytest.raises(Died):
+        handlers.turn_send(deps, published)
+    assert shell.bot_texts(thread) == []
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(deps, published) == "ack"
+
+    assert shell.bot_texts(thread) == ["oscar\n\nwhiskey tango"]

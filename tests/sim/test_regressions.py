@@ -65,6 +65,10 @@ checkpoint does not name.
 Seeds 826, 868, 3944 and 5866 (a turn ended as kept_failing outside a run, whose reply was
 not restored, so the steps its messages showed running stayed running) failed on main at
 af5c305 and pass since that end restores the reply from the last checkpoint to close it.
+Seed 6649 (the checkpoint saved when the agent names its task held the event, but not the
+text it brought: a function taking over applied the agent's take-back of that text, made while
+no one followed the stream) failed on main at d165253 and passes since the event's changes
+are taken into the reply before that checkpoint, and its Slack calls made after it.
 """
 
 from __future__ import annotations
@@ -403,6 +407,12 @@ FINDINGS = [
         "S3 first result",
         "C0SIM3-1700000580.992475",
         id="step-left-in-progress-by-a-kept-failing-end-5866",
+    ),
+    pytest.param(
+        6649,
+        "S3 text",
+        "C0SIM3-1700000125.445597",
+        id="text-of-the-event-naming-the-task-left-out-of-its-checkpoint-6649",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
