@@ -59,6 +59,17 @@ KNOWN = {
             "call that waited out a 429 is fenced again before its retry (82, 153, 224, 373)"
         ),
     ),
+    "S3 text": (
+        "C0SIM3-1700000124.561290: the thread shows 'foxtrot quebec mike foxtrot c mike foxtrot ",
+        (
+            "seed 3084 alone (since feed: the event naming the task is taken into the reply "
+            "before its checkpoint, which reroutes histories): a carrier taking over started "
+            "a stream after the last checkpoint, fell back, stopped it and wrote text into it, "
+            "and died; the next taker, which cannot know that stream, wrote the text again in "
+            "a new one. The family of 9251 and 9846 (out of sample on main at d165253), which "
+            "helper ts works on: record each new message's ts on the turn"
+        ),
+    ),
     "S6 notice twice": (
         "Stopped by <@",
         (
