@@ -254,6 +254,7 @@ def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply
             taken_over=True,
             shown_steps=turn.shown_steps,
             thread=read_back_if_posted(deps.chat, turn),
+            streams=turn.started_streams,
             mark=reply_mark(turn.id, checkpoint.answering),
         )
     return reply

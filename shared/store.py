@@ -108,6 +108,10 @@ class Turn:
     """The reply posted a message, or was about to: written before its first
     chat.postMessage, so that a function taking over reads the thread back for
     messages no checkpoint names (``shared.core.reply_course.orphans``)."""
+    started_streams: list[str] = field(default_factory=list)
+    """The ts of each stream the reply started, written as soon as chat.startStream
+    answered (a stream carries no metadata, so no read-back finds it): a function
+    taking over adopts those its checkpoint does not name (``ReplyState.adopt``)."""
     created_at: datetime | None = None
     started_at: datetime | None = None
     """When a function first carried it (a stop pressed before is for the turn before it)."""

@@ -53,12 +53,15 @@ class Carried:
         shown_steps: dict[str, Any],
         taken_over: bool,
         thread: list[dict[str, Any]] | None,
+        streams: list[str],
         mark: dict[str, Any],
     ) -> None:
         """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view.
 
         ``thread``: the thread read back, to adopt the reply's messages no
-        checkpoint names (``ThreadReply.restore``); None: not read. ``mark``:
+        checkpoint names (``ThreadReply.restore``); None: not read.
+        ``streams``: the streams the turn records its reply started, to adopt
+        those no checkpoint names. ``mark``:
         the reply's mark (``reply_course.reply_mark``, of the question
         ``checkpoint`` answers).
         """
@@ -70,6 +73,7 @@ class Carried:
             taken_over=taken_over,
             shown_steps=shown_steps,
             thread=thread,
+            streams=streams,
             mark=mark,
         )
         self.task = TaskView.restored(
@@ -103,13 +107,15 @@ def new_reply(
     keep_shown_steps: Callable[[dict[str, Any]], None] | None = None,
     keep_posting: Callable[[], None] | None = None,
     answering: str | None = None,
+    keep_stream: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> ThreadReply:
     """A new reply of ``turn`` in its thread, through ``chat``.
 
     Without ``keep_shown_steps`` the reply keeps no record of the steps it
     shows (a turn whose Binding is gone closes its reply and shows no step),
-    nor, without ``keep_posting``, that it posts. ``answering``: the question
-    whose answer it shows (its messages' mark, ``reply_course.reply_mark``).
+    nor, without ``keep_posting`` and ``keep_stream``, that it posts or which
+    streams it starts. ``answering``: the question whose answer it shows (its
+    messages' mark, ``reply_course.reply_mark``).
     """
     return ThreadReply(
         chat,
@@ -121,6 +127,7 @@ def new_reply(
         runtime=deps.runtime,
         keep_shown_steps=keep_shown_steps,
         keep_posting=keep_posting,
+        keep_stream=keep_stream,
         mark=reply_mark(turn.id, answering),
         status=status,
         budget=deps.slack_budget,

@@ -101,6 +101,7 @@ class Carrier:
             self.claim.keep_shown_steps,
             self.claim.keep_posting,
             answering,
+            self.claim.keep_stream,
         )
 
     def new_machine(self) -> TurnMachine:
@@ -128,15 +129,16 @@ class Carrier:
 
         ``predecessor``: how the function that wrote it let the turn go. One
         that may have posted after ``checkpoint`` leaves the thread to read
-        back for those messages, when the reply posted (``Turn.posting``,
-        ``ThreadReply.restore``).
+        back for those messages, when the reply posted (``Turn.posting``), and
+        the streams it started (``Turn.started_streams``), to adopt those no
+        checkpoint names (``ThreadReply.restore``).
         """
         if checkpoint is None:
             return
         answering = self.questions.get(checkpoint.answering)
-        thread = None
+        thread, streams = None, []
         if predecessor.may_have_posted_after_checkpoint:
-            thread = read_back_if_posted(self.chat, self.turn)
+            thread, streams = read_back_if_posted(self.chat, self.turn), self.turn.started_streams
         self.carried.restore(
             checkpoint,
             answering,
@@ -144,6 +146,7 @@ class Carrier:
             self.turn.shown_steps,
             taken_over=predecessor is Predecessor.DIED,
             thread=thread,
+            streams=streams,
             mark=reply_mark(self.turn.id, checkpoint.answering),
         )
         sessions.follow(self.claim.session, self.carried.machine.state.task_id)

@@ -69,6 +69,13 @@ class TurnClaim:
         """Write the tool steps the turn's reply has shown (``ThreadReply``'s ``keep_shown_steps``)."""
         self.write_turn(shown_steps=shown)
 
+    def keep_stream(self, ts: str, shown: dict[str, Any]) -> None:
+        """Write that the turn's reply started stream ``ts``, with the steps it shows
+        there (``ThreadReply``'s ``keep_stream``): one write per stream."""
+        started = [*self.turn.started_streams, ts]
+        self.write_turn(started_streams=started, shown_steps=shown)
+        self.turn.started_streams = started
+
     def keep_posting(self) -> None:
         """Write that the turn's reply posts messages (``ThreadReply``'s ``keep_posting``)."""
         self.write_turn(posting=True)

@@ -169,8 +169,8 @@ class TurnPauses:
         self.carried.reply = self.carrier.new_reply(question.key)
         self.carried.machine = self.carried.machine.for_answer(self.clock.time())
         # the answer's reply is a new one
-        self.claim.write_turn(status="running", shown_steps={}, posting=False)
-        self.turn.shown_steps, self.turn.posting = {}, False
+        self.claim.write_turn(status="running", shown_steps={}, posting=False, started_streams=[])
+        self.turn.shown_steps, self.turn.posting, self.turn.started_streams = {}, False, []
         self.carrier.show_working()
         self.carried.reply.working()
         # The card first: an answer goes only to the agent that asked.

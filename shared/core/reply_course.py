@@ -53,7 +53,15 @@ state passed in as plain values, and the reply carries it out:
   function fell back, so the taker falls back too and writes that message
   whole as its own, in place of posting a new one. A message marked for
   another turn, or for another reply of this turn (the answer to a
-  question is a new reply), or not marked at all, is never touched.
+  question is a new reply), or not marked at all, is never touched. A
+  stream carries no metadata (chat.startStream takes none): the turn
+  records each stream's ts once Slack answered (``Turn.started_streams``),
+  and the taker adopts those its checkpoint does not name the same way, the
+  last one stopped first if Slack still streams it (seeds 3713, 9846: its
+  text and steps were shown again, the stream left open). A function that
+  dies between chat.startStream and that record still leaves a stream no
+  one knows, and so does a carrier that a person's stop fences out between
+  them (seeds 3485, 4217: the stop's function shows its steps again).
 """
 
 from __future__ import annotations

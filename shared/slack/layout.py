@@ -36,7 +36,7 @@ written whole once more (``Message.rewrite``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,17 +181,22 @@ class FallbackLayout:
         for message in self.messages:
             message.rewrite = bool(message.ts)
 
-    def adopted(self, posted: list[str]) -> None:
-        """Messages the reply posted that no checkpoint names (ts, oldest first) are its own.
+    def adopted(self, orphans: list[str], streamed: Collection[str]) -> None:
+        """Messages of the reply that no checkpoint names (ts, oldest first) are its own.
 
-        Every stream stopped before the fallback posted them. Each fills the
-        first message not posted yet, or follows the last, and is written at
-        the next layout (it was never written here), one with nothing of the
-        reply to show as ``EMPTIED``.
+        Those in ``streamed`` were streams, edited with ``markdown_text`` as
+        the reply's streams are, and follow the last message (the fallback,
+        which alone lays out messages not posted yet, starts no stream);
+        each posted one fills the first message not posted yet, or follows
+        the last. None streams any more (the caller stops the one that may),
+        and each is written at the next layout (it was never written here),
+        one with nothing of the reply to show as ``EMPTIED``.
         """
         waiting = [m for m in self.messages if not m.ts and not m.streamed]
-        for ts in posted:
-            if waiting:
+        for ts in orphans:
+            if ts in streamed:
+                self.messages.append(Message(ts=ts, streamed=True))
+            elif waiting:
                 waiting.pop(0).ts = ts
             else:
                 self.messages.append(Message(ts=ts, streamed=False))

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from shared.core.step_cards import (
     CONTINUED,
+    CONTINUED_BELOW,
     RUNNING,
     Shown,
     is_final,
@@ -229,6 +230,24 @@ class StreamPacer:
                 self.queue.append(where.update)
         self.carry = [chunk for chunk in self.carry if not self._shown_elsewhere(chunk, None)]
         return closed
+
+    def left_open(self, shown: Mapping[str, Shown], ts: str) -> list[Chunk]:
+        """What stops stream ``ts``, which a function that died (or was stopped) started
+        after its last checkpoint and may have left open: its steps as ``shown`` records them.
+
+        A step recorded final there shows it again (the call may not have
+        been made); one recorded running, or closed to continue, is closed
+        as continued below, where the fallback shows it as a card.
+        """
+        chunks: list[Chunk] = []
+        for where in shown.values():
+            if where.ts != ts or where.update is None:
+                continue
+            if where.final:
+                chunks.append(where.update)
+            else:
+                chunks.append({**where.update, "status": "complete", "output": CONTINUED_BELOW})
+        return chunks
 
     def take_back_text(self) -> None:
         """Drop the queued text (no text went out yet, and the answer changed)."""

@@ -51,11 +51,14 @@ text is streamed again, and the message is written whole when its stream
 stops, so it shows each part once (step cards are keyed by call ID, so a
 step shown again changes nothing). Every message the reply posts carries
 its mark (Slack message metadata, ``reply_course.reply_mark``), and before
-its first post the turn records that it posted (``keep_posting``): a
-function that takes over after one that died, or that a person's stop took
-the turn from, reads the thread back and adopts each marked message its
-checkpoint does not name (``ReplyState.adopt``), instead of showing that
-message's text and steps again elsewhere.
+its first post the turn records that it posted (``keep_posting``); a stream
+carries no metadata, so the turn records each stream's ts as soon as
+chat.startStream answers (``keep_stream``). A function that takes over after
+one that died, or that a person's stop took the turn from, reads the thread
+back and adopts each marked message, and each recorded stream, its
+checkpoint does not name (``ReplyState.adopt``; the last stream stopped if
+Slack still streams it), instead of showing that message's text and steps
+again elsewhere or leaving the stream open.
 """
 
 from __future__ import annotations
@@ -105,6 +108,7 @@ class ThreadReply:
         limits: ReplyLimits = DEFAULT_LIMITS,
         keep_shown_steps: Callable[[dict[str, Any]], None] | None = None,
         keep_posting: Callable[[], None] | None = None,
+        keep_stream: Callable[[str, dict[str, Any]], None] | None = None,
         mark: dict[str, Any] | None = None,
         budget: WorkspaceBudget | None = None,
     ) -> None:
@@ -128,6 +132,10 @@ class ThreadReply:
                 before each Slack call that shows a step anew.
             keep_posting: Keeps, durably, that the reply posted (or is
                 posting) a message; called before its first chat.postMessage.
+            keep_stream: Keeps, durably, the ts of a stream the reply started,
+                with the record of its steps there (``keep_shown_steps``'s, the
+                new message's ts in place of ``NEW_MESSAGE``); called as soon as
+                chat.startStream answered.
             mark: The metadata each message the reply posts carries
                 (``reply_course.reply_mark``); None: none.
             budget: The workspace's Slack budget, shared with every other
@@ -150,6 +158,7 @@ class ThreadReply:
         self._limits = limits
         self._keep_shown_steps = keep_shown_steps
         self._keep_posting = keep_posting
+        self._keep_stream = keep_stream
         self._mark = mark
         self._budget = ReplyBudget(
             budget, clock, channel, thread_ts, recipient_team, shared=self._share_appends
@@ -319,6 +328,7 @@ class ThreadReply:
         taken_over: bool = False,
         shown_steps: Mapping[str, Any] | None = None,
         thread: Iterable[Mapping[str, Any]] | None = None,
+        streams: Collection[str] = (),
         mark: dict[str, Any] | None = None,
     ) -> None:
         """Continue a reply that another function began (and do what is due by now).
@@ -337,6 +347,10 @@ class ThreadReply:
                 marked as this reply's that ``state`` does not name were
                 posted after it, and are adopted (``ReplyState.adopt``).
                 None: not read.
+            streams: The streams the turn records the reply started
+                (``keep_stream``): those ``state`` does not name were started
+                after it, and are adopted too, the last stopped if Slack still
+                streams it (``ReplyState.adopt``).
             mark: That reply's mark (``reply_course.reply_mark``: the question
                 its checkpoint answers), which the messages it posted carry,
                 and those posted from now will; None: the one this reply was
@@ -347,11 +361,17 @@ class ThreadReply:
                 self._mark = mark
             self._reply = ReplyState.from_state(state, self._limits)
             then = self._reply.resume(shown_steps or {})
+            known = {message.ts for message in self._reply.layout.messages}
+            posted = []
             if thread is not None and self._mark is not None:
                 self._keep_posting = None  # the turn records it already
-                known = {message.ts for message in self._reply.layout.messages}
-                if self._reply.adopt(orphans(thread, self._mark, known)):
-                    then = Then.NOTHING  # the function before fell back and posted them
+                posted = orphans(thread, self._mark, known)
+            streamed = [ts for ts in streams if ts not in known]
+            if posted or streamed:
+                left_open = self._reply.adopt(posted, streamed, shown_steps or {})
+                if left_open is not None:
+                    self._stop_left_open(*left_open)
+                then = Then.NOTHING  # the reply fell back: the layout writes every message
             self._budget.open_until = state.get("open_until")
             if taken_over:
                 for message in self._reply.written_again():  # seed 5877
@@ -459,7 +479,10 @@ class ThreadReply:
                 log.info("slack_streaming_unavailable", error=code)
                 self._fall_back()
             return
-        self._reply.started(call, str(answer["ts"]), self._clock.time())
+        ts = str(answer["ts"])
+        self._reply.started(call, ts, self._clock.time())
+        if self._keep_stream is not None:
+            self._keep_stream(ts, shown_json(self._reply.pacer.shown))
 
     def _append_stream(self, stream: Message, call: Append) -> None:
         before = self._showing(call.batch, stream.ts)
@@ -513,6 +536,16 @@ class ThreadReply:
             self._call_stop(stream, stop.steps, blocks)
         stream.streaming = False
         self._rewrite(stream, blocks)
+
+    def _stop_left_open(self, stream: Message, stop: Stop) -> None:
+        """Stop a stream the function before started and may have left open (``ReplyState.adopt``).
+
+        Refused as no longer streaming, it shows what it shows; either way
+        the layout writes its text next.
+        """
+        self._showing(stop.steps, stream.ts)
+        self._call_stop(stream, stop.chunks)
+        stream.streaming = False
 
     def _rewrite(self, stream: Message, blocks: Blocks = ()) -> None:
         """Write a stopped stream's text whole, if Slack may show more (``layout.rewrite_fields``)."""

@@ -22,9 +22,10 @@ rules of ``shared.core.reply_course``:
   ``place_cards``, ``halt``, ``from_state`` then ``resume``): what stops the
   open stream, which steps continue as cards, which messages are written
   whole again, and what the reply does first. Messages the function before
-  posted after its last checkpoint are adopted (``adopt``, see
-  ``shared.core.reply_course.orphans``): that function fell back, and the
-  reply carries on in those messages as its own.
+  posted or streamed after its last checkpoint are adopted (``adopt``, see
+  ``shared.core.reply_course.orphans`` and ``Turn.started_streams``): the
+  reply falls back and carries on in those messages as its own, the stream
+  that function may have left open stopped first.
 
 Its state is plain JSON (``to_state``/``from_state``), the keys of the
 turn's checkpoint.
@@ -315,25 +316,46 @@ class ReplyState:
         closed = self.pacer.taken_over(shown, None if stream is None else stream.ts)
         return on_take_over(stream is not None, closed)
 
-    def adopt(self, orphans: list[str]) -> bool:
-        """The function before posted ``orphans`` (ts, oldest first), which no checkpoint names.
+    def adopt(
+        self, posted: list[str], streamed: list[str], shown_steps: Mapping[str, Any]
+    ) -> tuple[Message, Stop] | None:
+        """The function before wrote messages no checkpoint names: ``posted``, ``streamed`` (ts).
 
-        Only the fallback posts messages, once every stream stopped: the
-        reply falls back too (as that function did, its streams stopped
-        already), and each message is one of its own, filled in where the
-        layout has one not posted yet, else added after the last, and
-        written at the next layout (``FallbackLayout.adopted``). The
-        steps not shown final elsewhere continue as cards there.
+        ``posted``: marked as this reply's, read back from the thread;
+        ``streamed``: the streams the turn records it started. The reply
+        cannot stream on in messages whose text it does not know, so it
+        falls back (as that function did before it posted), and each is one
+        of its own messages, in the order Slack shows them, filled in where
+        the layout has one not posted yet, else added after the last
+        (``FallbackLayout.adopted``). Every message Slack holds is written
+        whole at the next layout (``FallbackLayout.taken_over``): each shows
+        its part of the answer once. The steps not shown final elsewhere
+        continue as cards there, and so do those ``shown_steps``
+        (``keep_shown_steps``'s record) says an adopted stream shows running
+        or closed to continue, and those it says an adopted posted message
+        shows final (written whole, it shows them again; seed 5066: a stop's
+        function wrote them final there and died, and the next one emptied it).
 
-        Returns whether it adopted any: the reply then does nothing more first
-        (``resume``'s course is the one that function took).
+        Returns the last adopted message if it is a stream (only the last
+        may still stream) and what stops it (``StreamPacer.left_open``);
+        None otherwise.
         """
-        if not orphans:
-            return False
+        shown = read_shown(shown_steps)
         moved = set() if self.fallback else self.fall_back()
-        self.layout.adopted(orphans)
+        moved |= {
+            key
+            for key, where in shown.items()
+            if where.ts in posted or (where.ts in streamed and not where.final)
+        }
+        orphans = sorted([*posted, *streamed], key=float)
+        self.layout.adopted(orphans, streamed)
         self.place_cards(moved)
-        return True
+        self.layout.taken_over()
+        last = orphans[-1]
+        if last not in streamed:
+            return None
+        stream = next(message for message in self.layout.messages if message.ts == last)
+        return stream, Stop(steps=self.pacer.left_open(shown, last))
 
     def written_again(self) -> list[Message]:
         """The function before died: the stopped streams to write whole at once.

@@ -327,15 +327,16 @@ def test_a_reply_taken_over_adopts_a_message_the_function_before_posted_after_it
     again = ReplyState.from_state(reply.to_state(), LIMITS)
     again.resume({})
 
-    assert again.adopt(["2.2"])
+    assert again.adopt(["2.2"], [], {}) is None  # no stream to stop
 
     stream, posted = again.layout.messages
     assert again.fallback and again.pacer.queue == []  # it fell back, as that function did
     assert (stream.ts, stream.streaming) == ("1.1", False)
     assert (posted.ts, posted.streamed, [key for key, _ in posted.cards]) == ("2.2", False, ["c1"])
-    (write,) = again.writes(NOW)  # the adopted message is written, none posted
-    assert write.message.ts == "2.2"
-    assert "Queued." in write.payload and '"task_id": "c1"' in write.payload
+    written, adopted = again.writes(NOW)  # each message written whole, none posted
+    assert (written.message.ts, written.fields) == ("1.1", {"markdown_text": "Hi.\n"})
+    assert adopted.message.ts == "2.2"
+    assert "Queued." in adopted.payload and '"task_id": "c1"' in adopted.payload
 
 
 def test_a_fallback_taken_over_fills_its_message_not_posted_yet_with_the_one_posted() -> None:
@@ -344,7 +345,7 @@ def test_a_fallback_taken_over_fills_its_message_not_posted_yet_with_the_one_pos
     reply.writes(NOW)  # laid out, and its function died before Slack answered
     again = ReplyState.from_state(reply.to_state(), LIMITS)
 
-    assert again.adopt(["3.3"])
+    assert again.adopt(["3.3"], [], {}) is None
 
     (message,) = again.layout.messages
     (write,) = again.writes(NOW)
@@ -360,20 +361,90 @@ def test_an_adopted_message_with_nothing_of_the_reply_to_show_shows_that_it_hold
     sent_all(reply)
     again = ReplyState.from_state(reply.to_state(), LIMITS)
 
-    assert again.adopt(["2.2"])
+    again.adopt(["2.2"], [], {})
 
     writes = again.writes(NOW)
     assert [(w.message.ts, w.fields) for w in writes] == [
-        ("2.2", {"blocks": [{"type": "markdown", "text": EMPTIED}], "text": EMPTIED})
+        ("1.1", {"markdown_text": "Hi.\n"}),
+        ("2.2", {"blocks": [{"type": "markdown", "text": EMPTIED}], "text": EMPTIED}),
     ]
 
 
-def test_a_reply_taken_over_with_no_message_to_adopt_is_unchanged() -> None:
-    reply = running_stream()
+def test_an_adopted_posted_message_keeps_the_cards_shown_final_in_it() -> None:
+    # Seed 5066: a stop's function adopted a posted message, wrote its steps' cards final
+    # there (recorded first) and died; the next one, from the same checkpoint, adopted it
+    # again and wrote it whole without those cards: the steps showed final nowhere.
+    reply = streaming(TextAppended("Hi.\n"))
+    sent_all(reply)
     again = ReplyState.from_state(reply.to_state(), LIMITS)
+    shown = {"c1": shown_at("2.2", "c1", "error", "no result")}
+    again.resume(shown)
 
-    assert not again.adopt([])
-    assert again.to_state() == reply.to_state()
+    again.adopt(["2.2"], [], shown)
+
+    writes = {w.message.ts: w.fields for w in again.writes(NOW)}
+    cards = [b for b in writes["2.2"]["blocks"] if b["type"] == "task_card"]
+    assert [(b["task_id"], b["status"]) for b in cards] == [("c1", "error")]
+
+
+def shown_at(ts: str, call_id: str, status: str, output: str | None = None) -> dict[str, object]:
+    """A record of ``keep_shown_steps``: step ``call_id`` shown in message ``ts`` as ``status``."""
+    update = {"type": "task_update", "id": call_id, "title": "search", "status": status}
+    return {"ts": ts, "update": {**update, **({"output": output} if output else {})}}
+
+
+def test_a_reply_taken_over_adopts_a_stream_the_function_before_started_after_its_checkpoint() -> (
+    None
+):
+    # Seeds 3713, 3418: the checkpoint holds a stream; the function before rolled it over
+    # into a new stream (recorded as it started: ``Turn.started_streams``), which shows a
+    # step done and one running, and died, or a person's stop took the turn from it,
+    # before a checkpoint named that stream. It may stream still.
+    reply = streaming(TextAppended("Hi.\n"))
+    sent_all(reply)
+    reply.take(TextAppended("More.\n"))
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+    shown = {
+        "c1": shown_at("2.2", "c1", "complete", "ok"),
+        "c2": shown_at("2.2", "c2", "in_progress"),
+    }
+    again.resume(shown)
+
+    left_open = again.adopt([], ["2.2"], shown)
+
+    assert left_open is not None
+    stream, stop = left_open
+    assert (stream.ts, stream.streamed, stream.streaming) == ("2.2", True, False)
+    assert [(c["id"], c["status"], c.get("output")) for c in stop.chunks] == [
+        ("c1", "complete", "ok"),  # shown again as it was (the call may not have been made)
+        ("c2", "complete", CONTINUED_BELOW),  # running: it goes on as a card below
+    ]
+    first, _adopted, below = again.layout.messages
+    assert again.fallback and (first.ts, first.streaming) == ("1.1", False)
+    assert (below.ts, below.streamed, [key for key, _ in below.cards]) == ("", False, ["c2"])
+    writes = {w.message.ts: w.fields for w in again.writes(NOW)}
+    assert writes["1.1"] == {"markdown_text": "Hi.\n"}  # each written whole, the text once
+    assert writes["2.2"] == {"markdown_text": "More.\n"}
+    assert [b["task_id"] for b in writes[""]["blocks"] if b["type"] == "task_card"] == ["c2"]
+
+
+def test_a_stream_adopted_before_a_message_posted_after_it_is_not_stopped_again() -> None:
+    # The function before stopped its stream to fall back (the running step closed to
+    # continue below) and posted the step's card: only the posted message may be last.
+    reply = streaming(TextAppended("Hi.\n"))
+    sent_all(reply)
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+    shown = {"c2": shown_at("2.2", "c2", "complete", CONTINUED_BELOW)}
+    again.resume(shown)
+
+    assert again.adopt(["3.3"], ["2.2"], shown) is None
+
+    assert [(m.ts, m.streamed) for m in again.layout.messages] == [
+        ("1.1", True),
+        ("2.2", True),
+        ("3.3", False),
+    ]
+    assert [key for key, _ in again.layout.messages[-1].cards] == ["c2"]
 
 
 @pytest.mark.parametrize(

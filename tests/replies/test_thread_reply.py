@@ -904,6 +904,79 @@ def test_a_message_posted_after_the_last_checkpoint_is_continued_by_the_function
         assert cards(messages) == []
 
 
+@pytest.mark.parametrize("taker", ["taken over", "stopped"])
+def test_a_stream_started_after_the_last_checkpoint_is_continued_by_the_function_taking_over(
+    standin: SlackStandin, slack: WebClient, thread_ts: str, taker: str
+) -> None:
+    # Seeds 3713, 9846: a function rolls its stream over after the last checkpoint, and the
+    # new stream shows a step and text; then it dies, or a person's stop takes the turn from
+    # it, before a checkpoint names that stream. chat.startStream takes no metadata, so only
+    # the turn's record of the streams the reply started (``keep_stream``) names it. The
+    # function taking over must not show the text and the step again in another message,
+    # nor leave that stream open with the card running.
+    kept: dict[str, object] = {}
+    streams: list[str] = []
+    limits = ReplyLimits(stream_interval=0.05, update_interval=1.0, stream_seconds=1.0)
+
+    def keep_stream(ts: str, shown: dict[str, object]) -> None:
+        streams.append(ts)
+        kept.update(json.loads(json.dumps(shown)))
+
+    first = ThreadReply(
+        slack,
+        CHANNEL,
+        thread_ts,
+        "U0ALICE",
+        "T0KOURIER",
+        clock=SystemClock(),
+        runtime=ThreadRuntime(),
+        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
+        limits=limits,
+        keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
+        keep_stream=keep_stream,
+    )
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", text("Part one.\n"))])
+    first.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
+    time.sleep(1.1)  # the stream is too old: the next text rolls it over
+    events = [
+        chunk("answer", call("call-1", "lookup"), append=True),
+        chunk("answer", text("Part two."), append=True),
+    ]
+    play(first, assembler, events)
+    first.suspend()  # a new stream, which no checkpoint names
+    first.close()  # and its function dies
+    assert len(streams) == 2, "each stream recorded as it started"
+
+    second = new_reply(slack, thread_ts, limits)
+    if taker == "taken over":
+        second.restore(state["slack"], taken_over=True, shown_steps=kept, streams=streams)
+        assembler = ReplyAssembler.from_state(state["reply"])  # the events read again
+        play(second, assembler, [*events, chunk("answer", result("call-1", "lookup", 7))])
+        second.show(assembler.finish())
+        second.finish()
+    else:
+        second.restore(state["slack"], shown_steps=kept, streams=streams)
+        second.stopped([])
+
+    messages = bot_replies(standin, thread_ts)
+    assert all(message.stream != "streaming" for message in messages), "a stream left open"
+    read = [message for message in messages if shown_text(message) != EMPTIED]  # the step's below
+    # a stop ends the reply where its checkpoint stands, the text it never knew gone
+    answer = "Part one.\nPart two." if taker == "taken over" else "Part one.\n"
+    assert joined_answer(read) == answer, [shown_text(m) for m in messages]
+    shown = [(task.status, task.output) for message in messages for task in message.tasks]
+    shown += [
+        (block["status"], json.dumps(block.get("output")))
+        for message in messages
+        for block in message.blocks
+        if block["type"] == "task_card"
+    ]
+    once = [status for status, output in shown if "continued" not in str(output)]
+    assert once == ["complete" if taker == "taken over" else "error"], shown
+
+
 def posted_reply(
     slack: WebClient,
     thread_ts: str,

@@ -69,6 +69,13 @@ Seed 6649 (the checkpoint saved when the agent names its task held the event, bu
 text it brought: a function taking over applied the agent's take-back of that text, made while
 no one followed the stream) failed on main at d165253 and passes since the event's changes
 are taken into the reply before that checkpoint, and its Slack calls made after it.
+Seeds 3418, 3713, 4450, 4859, 5565, 5831 (a step shown again) and 9846, 9251 (text shown
+twice; found in seeds 6001..10000) failed on main at 6020c39, and 3084 (text shown twice)
+on 6eab173: a carrier that died, that a
+person's stop took the turn from, or that a Slack error ended, started a stream after its
+last checkpoint, which chat.startStream's lack of metadata left unknown to the function
+taking over. They pass since the turn records each stream's ts as soon as Slack answers
+and the taker adopts the recorded streams its checkpoint does not name.
 """
 
 from __future__ import annotations
@@ -413,6 +420,60 @@ FINDINGS = [
         "S3 text",
         "C0SIM3-1700000125.445597",
         id="text-of-the-event-naming-the-task-left-out-of-its-checkpoint-6649",
+    ),
+    pytest.param(
+        3418,
+        "S3 step once",
+        "C0SIM3-1700000555.591249",
+        id="step-shown-again-after-a-stream-started-after-the-checkpoint-3418",
+    ),
+    pytest.param(
+        3713,
+        "S3 step once",
+        "C0SIM1-1700000065.680020",
+        id="step-shown-again-after-a-stream-started-after-the-checkpoint-3713",
+    ),
+    pytest.param(
+        4450,
+        "S3 step once",
+        "C0SIM3-1700000271.565193",
+        id="step-shown-again-after-a-stream-started-after-the-checkpoint-4450",
+    ),
+    pytest.param(
+        4859,
+        "S3 step once",
+        "C0SIM3-1700000020.779567",
+        id="step-shown-again-after-a-stream-started-after-the-checkpoint-4859",
+    ),
+    pytest.param(
+        5565,
+        "S3 step once",
+        "C0SIM1-1700000338.701213",
+        id="step-shown-again-after-a-stream-started-after-the-checkpoint-5565",
+    ),
+    pytest.param(
+        5831,
+        "S3 step once",
+        "C0SIM2-1700000574.055196",
+        id="step-shown-again-after-a-stream-started-after-the-checkpoint-5831",
+    ),
+    pytest.param(
+        9846,
+        "S3 text",
+        "C0SIM3-1700000493.128175",
+        id="text-twice-after-a-stream-started-after-the-checkpoint-9846",
+    ),
+    pytest.param(
+        9251,
+        "S3 text",
+        "C0SIM2-1700000410.964318",
+        id="text-twice-after-a-stream-started-after-the-checkpoint-9251",
+    ),
+    pytest.param(
+        3084,
+        "S3 text",
+        "C0SIM3-1700000124.561290",
+        id="text-twice-after-a-stream-started-after-the-checkpoint-3084",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's

@@ -39,12 +39,15 @@ KNOWN = {
             "which closes it (seeds 93, 741, 2859). Since orph every message a reply posts is "
             "marked (Slack message metadata: the turn and the reply) and a taker reads the "
             "thread back and adopts the marked messages no checkpoint names (946, 1234, 3485, "
-            "5699 fixed): 19 in 1..6000 (22 before). Left: a stream started after the last "
-            "checkpoint by a carrier that died or that a person's stop took the turn from, "
-            "never stopped (chat.startStream takes no metadata, so the taker cannot attribute "
-            "it safely), whose steps the taker shows again (3418, 3713, 4450, 4859, 5565, 5831); "
-            "a stop right after a rollover ('continued in the next message': 866, 1406, 1862, "
-            "2063, 2418, 3708, 5415, 5482; another helper's); 'continued below' (3733)"
+            "5699 fixed). Since ts (Turn.started_streams) the turn records each stream its reply starts as soon as "
+            "Slack answers (chat.startStream takes no metadata), and the taker adopts the "
+            "recorded streams its checkpoint does not name, stopping the last if Slack still "
+            "streams it (3418, 3713, 4450, 4859, 5565, 5831 fixed): 5 in 1..6000 (16 before). "
+            "Left: a stop right after a rollover ('continued in the next message': 1648, 2163, "
+            "2859, 4263, 5027; another helper's); a stream a carrier started just as a person's "
+            "stop took the turn from it (it read the session before the stop, Slack answered "
+            "after the stop's function fenced the turn, so its record was refused), whose "
+            "steps the stop's function shows again (3485, 4217 before feed rerouted them)"
         ),
     ),
     "S3 step running": (
@@ -53,21 +56,11 @@ KNOWN = {
             "a step left running: 2 in 1..6000 since orph (24 before: a message posted after "
             "the last checkpoint is adopted by the taker, which closes its steps, 246, 277, 592, "
             "946, 2480, 4058 ...; a turn ended as kept_failing restores its reply to close it, "
-            "826, 868, 3944). Left: a person's stop taken while its carrier edited a posted "
-            "message the checkpoint names, after that checkpoint, adding the card of a step "
-            "running that the stop's function never learns (1933, 5541). Since or2 a Slack "
-            "call that waited out a 429 is fenced again before its retry (82, 153, 224, 373)"
-        ),
-    ),
-    "S3 text": (
-        "C0SIM3-1700000124.561290: the thread shows 'foxtrot quebec mike foxtrot c mike foxtrot ",
-        (
-            "seed 3084 alone (since feed: the event naming the task is taken into the reply "
-            "before its checkpoint, which reroutes histories): a carrier taking over started "
-            "a stream after the last checkpoint, fell back, stopped it and wrote text into it, "
-            "and died; the next taker, which cannot know that stream, wrote the text again in "
-            "a new one. The family of 9251 and 9846 (out of sample on main at d165253), which "
-            "helper ts works on: record each new message's ts on the turn"
+            "826, 868, 3944). Left: a person's stop taken after a carrier edited a posted "
+            "message the checkpoint names, after that checkpoint, adding the cards of steps "
+            "running that the stop's function never learns (1933, 5541; 4163 since Turn.started_streams). Since "
+            "or2 a Slack call that waited out a 429 is fenced again before its retry (82, 153, "
+            "224, 373)"
         ),
     ),
     "S6 notice twice": (
