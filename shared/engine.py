@@ -133,11 +133,8 @@ def _carry(
         carry_on = TurnRun.stop if turn.stop else go
         return _carried(deps, run, lambda: carry_on(run))
     log.warning("turn_binding_gone", turn=turn.id, binding=turn.binding)
-    status = thread_status(deps, turn, deps.chat)
-    reply = _reply_to_close(deps, turn, status)
-    _tell_end(
-        reply,
-        ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
+    _end_outside_run(
+        deps,
         turn,
         "binding_gone",
         notices.turn_failed(notices.BINDING_GONE),
@@ -146,15 +143,6 @@ def _carry(
             turn.id, outcome="binding_gone" if being else None
         ),
     )
-    QuestionStore(deps.documents, deps.clock).close_all(turn.id)
-    deps.store.set_turn(
-        turn.id,
-        status="done",
-        outcome="binding_gone",
-        expire_at=deps.clock.now() + DONE_TURNS_KEPT,
-        **NO_CHECKPOINT.fields(),
-    )
-    status.show(agent_session.ended("binding_gone"))
     return True
 
 
@@ -209,12 +197,8 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
         turn.takeovers = attempts
         return turn
     log.error("turn_kept_failing", turn=turn.id, attempts=turn.takeovers)
-    QuestionStore(deps.documents, deps.clock).close_all(turn.id)
-    status = thread_status(deps, turn, deps.chat)
-    reply = _reply_to_close(deps, turn, status)
-    _tell_end(
-        reply,
-        ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
+    _end_outside_run(
+        deps,
         turn,
         "kept_failing",
         notices.turn_failed(notices.KEPT_FAILING),
@@ -223,17 +207,46 @@ def _count_takeover(deps: Deps, turn: Turn) -> Turn:
             turn.id, takeovers=attempts if being else turn.takeovers
         ),
     )
+    turn.status = "done"
+    return turn
+
+
+def _end_outside_run(
+    deps: Deps,
+    turn: Turn,
+    outcome: str,
+    notice: str,
+    *,
+    told: bool,
+    record: Callable[[bool], None],
+) -> None:
+    """End ``turn`` as ``outcome`` outside its run, and tell its thread ``notice`` exactly once.
+
+    Its questions close first (a click on one changes nothing), its reply
+    is closed as its last checkpoint holds it (``_reply_to_close``), the
+    notice is told as ``_tell_end`` tells it (``told``, ``record``), and
+    then the turn is done and the thread's agent session ended.
+    """
+    QuestionStore(deps.documents, deps.clock).close_all(turn.id)
+    status = thread_status(deps, turn, deps.chat)
+    reply = _reply_to_close(deps, turn, status)
+    _tell_end(
+        reply,
+        ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
+        turn,
+        outcome,
+        notice,
+        told=told,
+        record=record,
+    )
     deps.store.set_turn(
         turn.id,
         status="done",
-        outcome="kept_failing",
-        checkpoint=None,
-        checkpoint_parts=None,
+        outcome=outcome,
         expire_at=deps.clock.now() + DONE_TURNS_KEPT,
+        **NO_CHECKPOINT.fields(),
     )
-    status.show(agent_session.ended("kept_failing"))
-    turn.status = "done"
-    return turn
+    status.show(agent_session.ended(outcome))
 
 
 def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply:
