@@ -125,7 +125,7 @@ def _carry(
     If a deploy removed or renamed its binding, end it and tell the thread:
     its agent, identity and approvers came from the binding, so nothing of
     the turn can go on. The thread hears so exactly once (the turn's outcome
-    is recorded before the notice is posted: ``_tell_end``), an open question
+    is recorded before the notice is posted: ``_end_outside_run``), an open question
     is closed (a click on it changes nothing), and the session is released.
     """
     if deps.config.binding(turn.binding) is not None:
@@ -222,23 +222,30 @@ def _end_outside_run(
 ) -> None:
     """End ``turn`` as ``outcome`` outside its run, and tell its thread ``notice`` exactly once.
 
-    Its questions close first (a click on one changes nothing), its reply
-    is closed as its last checkpoint holds it (``_reply_to_close``), the
-    notice is told as ``_tell_end`` tells it (``told``, ``record``), and
-    then the turn is done and the thread's agent session ended.
+    Its questions close first (a click on one changes nothing), and its
+    reply is closed as its last checkpoint holds it (``_reply_to_close``).
+    The end is told as a run tells its end (``shared.core.telling``):
+    ``record(True)`` says it is being told before the notice is posted,
+    marked as the turn's ``outcome``; when Slack answers that it did not
+    post it, ``record(False)`` takes that back, so the function taking over
+    tells it. ``told``: a function that died recorded it so: the thread is
+    read back, and the notice posted only if no message carries its mark
+    (``tell_if_untold``). Then the turn is done and the thread's agent
+    session ended.
     """
     QuestionStore(deps.documents, deps.clock).close_all(turn.id)
     status = thread_status(deps, turn, deps.chat)
     reply = _reply_to_close(deps, turn, status)
-    _tell_end(
-        reply,
-        ThreadReadBack(deps.chat, turn.channel, turn.thread_ts),
-        turn,
-        outcome,
-        notice,
-        told=told,
-        record=record,
-    )
+    if told:
+        thread = ThreadReadBack(deps.chat, turn.channel, turn.thread_ts)
+        tell_if_untold(reply, thread, turn, outcome, notice)
+    else:
+        record(True)
+        try:
+            reply.notice(notice, metadata=mark(turn.id, outcome))
+        except SlackApiError:
+            record(False)
+            raise
     deps.store.set_turn(
         turn.id,
         status="done",
@@ -271,36 +278,6 @@ def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply
             mark=reply_mark(turn.id, checkpoint.answering),
         )
     return reply
-
-
-def _tell_end(
-    reply: ThreadReply,
-    thread: ThreadReadBack,
-    turn: Turn,
-    outcome: str,
-    notice: str,
-    *,
-    told: bool,
-    record: Callable[[bool], None],
-) -> None:
-    """Tell the thread ``notice``, the end of a turn ended outside its run, exactly once.
-
-    As a run tells its end (``shared.core.telling``): ``record(True)`` says
-    the end is being told before the notice is posted, marked as the turn's
-    ``outcome``; when Slack answers that it did not post it, ``record(False)``
-    takes that back, so the function taking over tells it. ``told``: a
-    function that died recorded it so: the thread is read back, and the
-    notice posted only if no message carries its mark (``tell_if_untold``).
-    """
-    if told:
-        tell_if_untold(reply, thread, turn, outcome, notice)
-        return
-    record(True)
-    try:
-        reply.notice(notice, metadata=mark(turn.id, outcome))
-    except SlackApiError:
-        record(False)
-        raise
 
 
 @dataclass(frozen=True)
