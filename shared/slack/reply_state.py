@@ -307,6 +307,11 @@ class ReplyState:
 
         Each step keeps the state it showed (``StepCards.taken_over``), shown
         again where the open stream may show it (``StreamPacer.taken_over``).
+        A step it showed final in a posted message the checkpoint names keeps
+        its card there: that message is written whole from the layout, which
+        would drop a card that function added after the checkpoint (the step,
+        settled, then showed nowhere final; as ``adopt`` does for the
+        messages the checkpoint does not name).
         Returns what that function did after, which the reply does too
         (``on_take_over``): ``FALL_BACK``, ``ROLL_OVER`` or ``NOTHING``.
         """
@@ -314,6 +319,10 @@ class ReplyState:
         self.steps.taken_over(shown)
         stream = self.layout.stream()
         closed = self.pacer.taken_over(shown, None if stream is None else stream.ts)
+        posted = {
+            message.ts for message in self.layout.messages if message.ts and not message.streamed
+        }
+        self.place_cards({key for key, where in shown.items() if where.ts in posted})
         return on_take_over(stream is not None, closed)
 
     def adopt(

@@ -428,6 +428,31 @@ def test_a_reply_taken_over_adopts_a_stream_the_function_before_started_after_it
     assert [b["task_id"] for b in writes[""]["blocks"] if b["type"] == "task_card"] == ["c2"]
 
 
+@pytest.mark.parametrize(
+    ("recorded_in", "placed"),
+    [
+        ("2.2", ["c1"]),  # the posted message the checkpoint names
+        ("", []),  # a message not posted yet: the next layout places the step
+        ("9.9", []),  # a message the checkpoint does not name (``adopt``'s)
+    ],
+)
+def test_a_step_shown_final_in_a_named_posted_message_after_the_checkpoint_keeps_its_card(
+    recorded_in: str, placed: list[str]
+) -> None:
+    reply = ReplyState(LIMITS, streams=False)
+    reply.take(TextAppended("Posted.\n"))
+    (write,) = reply.writes(NOW)
+    reply.wrote(write, "2.2", NOW)
+    again = ReplyState.from_state(reply.to_state(), LIMITS)
+    update = {"type": "task_update", "id": "c1", "title": "search", "status": "complete"}
+
+    assert again.resume({"c1": {"ts": recorded_in, "update": update}}) is Then.NOTHING
+
+    (message,) = again.layout.messages
+    assert [key for key, _ in message.cards] == placed
+    assert again.steps.steps["c1"]["status"] == "complete"  # as it showed, settled
+
+
 def test_a_stream_adopted_before_a_message_posted_after_it_is_not_stopped_again() -> None:
     # The function before stopped its stream to fall back (the running step closed to
     # continue below) and posted the step's card: only the posted message may be last.

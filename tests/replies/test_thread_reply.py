@@ -51,10 +51,11 @@ def new_reply(
     *,
     keep_posting: Callable[[], None] | None = None,
     mark: dict[str, object] | None = None,
+    keep_shown_steps: Callable[[dict[str, object]], None] | None = None,
 ) -> ThreadReply:
     """A reply to Alice (or, without ``person``, to no one: a turn an alert started).
 
-    ``keep_posting`` and ``mark``: as the turn gives them (``ThreadReply``).
+    ``keep_posting``, ``mark`` and ``keep_shown_steps``: as the turn gives them (``ThreadReply``).
     """
     user, team = ("U0ALICE", "T0KOURIER") if person else (None, None)
     return ThreadReply(
@@ -69,6 +70,7 @@ def new_reply(
         limits=limits,
         keep_posting=keep_posting,
         mark=mark,
+        keep_shown_steps=keep_shown_steps,
     )
 
 
@@ -982,9 +984,52 @@ def posted_reply(
     thread_ts: str,
     mark: dict[str, object],
     keep_posting: Callable[[], None] | None = None,
+    keep_shown_steps: Callable[[dict[str, object]], None] | None = None,
 ) -> ThreadReply:
     """A reply posted and edited (no person to stream to), its messages marked ``mark``."""
-    return new_reply(slack, thread_ts, person=False, keep_posting=keep_posting, mark=mark)
+    return new_reply(
+        slack,
+        thread_ts,
+        person=False,
+        keep_posting=keep_posting,
+        mark=mark,
+        keep_shown_steps=keep_shown_steps,
+    )
+
+
+def test_a_card_shown_final_in_a_named_message_after_the_checkpoint_keeps_it_when_taken_over(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # After its last checkpoint, a function of a posted reply shows a step's card final in
+    # the message that checkpoint names, and dies. The function taking over writes that
+    # message whole: it must keep the card there, not drop it (the step, shown final,
+    # would then show nowhere final).
+    kept: dict[str, object] = {}
+    first = posted_reply(
+        slack,
+        thread_ts,
+        reply_mark("C1-1.5", None),
+        keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
+    )
+    assembler = ReplyAssembler()
+    play(first, assembler, [chunk("answer", text("Looking.\n"))])
+    first.suspend()  # posted
+    state = json.loads(json.dumps(first.to_state()))  # the checkpoint names it
+    events = [
+        chunk("answer", call("call-1", "lookup"), append=True),
+        chunk("answer", result("call-1", "lookup", 7), append=True),
+    ]
+    play(first, assembler, events)
+    first.suspend()  # the card, final, in that message
+    first.close()  # and its function dies
+
+    second = posted_reply(slack, thread_ts, reply_mark("C1-1.5", None))
+    second.restore(state, taken_over=True, shown_steps=kept)
+    second.finish()
+
+    (message,) = bot_replies(standin, thread_ts)
+    assert shown_text(message) == "Looking.\n"
+    assert cards([message]) == [("call-1", "lookup", "complete")]
 
 
 def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_written_whole(
