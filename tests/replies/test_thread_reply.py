@@ -52,10 +52,12 @@ def new_reply(
     keep_posting: Callable[[], None] | None = None,
     mark: dict[str, object] | None = None,
     keep_shown_steps: Callable[[dict[str, object]], None] | None = None,
+    keep_stream: Callable[[str, dict[str, object]], None] | None = None,
 ) -> ThreadReply:
     """A reply to Alice (or, without ``person``, to no one: a turn an alert started).
 
-    ``keep_posting``, ``mark`` and ``keep_shown_steps``: as the turn gives them (``ThreadReply``).
+    ``keep_posting``, ``mark``, ``keep_shown_steps`` and ``keep_stream``: as the turn gives
+    them (``ThreadReply``).
     """
     user, team = ("U0ALICE", "T0KOURIER") if person else (None, None)
     return ThreadReply(
@@ -71,6 +73,7 @@ def new_reply(
         keep_posting=keep_posting,
         mark=mark,
         keep_shown_steps=keep_shown_steps,
+        keep_stream=keep_stream,
     )
 
 
@@ -777,16 +780,10 @@ def test_a_step_a_function_that_died_showed_running_is_closed_where_it_showed(
     # checkpoint does not know, must not be left running in the stopped message.
     kept: dict[str, object] = {}
     limits = ReplyLimits(stream_interval=0.05, update_interval=1.0, stream_seconds=1.0)
-    first = ThreadReply(
+    first = new_reply(
         slack,
-        CHANNEL,
         thread_ts,
-        "U0ALICE",
-        "T0KOURIER",
-        clock=SystemClock(),
-        runtime=ThreadRuntime(),
-        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
-        limits=limits,
+        limits,
         keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
     )
     assembler = ReplyAssembler()
@@ -820,16 +817,10 @@ def test_a_step_a_function_that_died_closed_to_continue_below_is_closed_by_a_sto
     # A person's stop ends the reply from that checkpoint, which does not know the step: it
     # must still close it, below, not leave it only "continued below".
     kept: dict[str, object] = {}
-    first = ThreadReply(
+    first = new_reply(
         slack,
-        CHANNEL,
         thread_ts,
-        "U0ALICE",
-        "T0KOURIER",
-        clock=SystemClock(),
-        runtime=ThreadRuntime(),
-        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
-        limits=FAST,
+        FAST,
         keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
     )
     assembler = ReplyAssembler()
@@ -924,16 +915,10 @@ def test_a_stream_started_after_the_last_checkpoint_is_continued_by_the_function
         streams.append(ts)
         kept.update(json.loads(json.dumps(shown)))
 
-    first = ThreadReply(
+    first = new_reply(
         slack,
-        CHANNEL,
         thread_ts,
-        "U0ALICE",
-        "T0KOURIER",
-        clock=SystemClock(),
-        runtime=ThreadRuntime(),
-        status=ThreadStatus(slack, CHANNEL, thread_ts, AgentSessions()),
-        limits=limits,
+        limits,
         keep_shown_steps=lambda shown: kept.update(json.loads(json.dumps(shown))),
         keep_stream=keep_stream,
     )
