@@ -61,9 +61,8 @@ class Carried:
         ``thread``: the thread read back, to adopt the reply's messages no
         checkpoint names (``ThreadReply.restore``); None: not read.
         ``streams``: the streams the turn records its reply started, to adopt
-        those no checkpoint names. ``mark``:
-        the reply's mark (``reply_course.reply_mark``, of the question
-        ``checkpoint`` answers).
+        those no checkpoint names. ``mark``: the reply's mark
+        (``reply_course.reply_mark``, of the question ``checkpoint`` answers).
         """
         self.answering = answering
         self.machine = TurnMachine(TurnState.from_dict(checkpoint.machine), timings)
