@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:2] == ["agent", "check"]:
         return _agent_check(argv[2:])  # the check's own options and --help
+    if argv[:1] in (["test"], ["sim"], ["bench"]):
+        return _passed_through(argv[0], argv[1:])  # their own options and --help
     parser = argparse.ArgumentParser(
         prog="kourier",
         description="Agent Kourier, on this machine.",
@@ -97,26 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     feedback.add_argument(
         "--limit", type=int, default=20, help="disliked answers to list (%(default)s)"
     )
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.command not in ("test", "sim", "bench"):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args = parser.parse_args(argv)
 
     if args.command == "up":
         return _up()
-    if args.command == "test":
-        import pytest
-
-        return int(pytest.main(["-p", "no:cacheprovider", *extra]))
-    if args.command == "sim":
-        from local.sim.cli import main as sim_main
-
-        return sim_main(extra)
     if args.command == "lint":
         return _lint()
-    if args.command == "bench":
-        from bench.suite import main as bench_main
-
-        return bench_main(extra)
     if args.command == "say":
         from local import say as saying
 
@@ -164,6 +152,21 @@ def _lint() -> int:
 def _state_dir() -> Path:
     """Where ``up`` keeps its config and logs."""
     return Path(os.environ.get("KOURIER_STATE_DIR", REPO / ".kourier"))
+
+
+def _passed_through(command: str, argv: list[str]) -> int:
+    """Run ``test``, ``sim`` or ``bench`` with ``argv``: pytest's, the simulator's or the benchmarks'."""
+    if command == "test":
+        import pytest
+
+        return int(pytest.main(["-p", "no:cacheprovider", *argv]))
+    if command == "sim":
+        from local.sim.cli import main as sim_main
+
+        return sim_main(argv)
+    from bench.suite import main as bench_main
+
+    return bench_main(argv)
 
 
 def _agent_check(args: list[str]) -> int:

@@ -7,9 +7,10 @@ import subprocess
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from google.cloud import firestore
 
-from local.cli import banner
+from local.cli import banner, main
 from local.demo_agent.behaviours import BEHAVIOURS
 from local.stack import REPO
 from shared.firestore import FirestoreDocuments
@@ -59,6 +60,18 @@ def test_help_says_what_each_command_needs_running(kourier: Kourier) -> None:
     assert "say                   ./kourier up, running in another terminal" in needs
     assert "agent check BACKEND   the agent, running; and a config" in needs
     assert "up                    nothing" in needs and "test                  nothing" in needs
+
+
+@pytest.mark.parametrize(("command", "option"), [("sim", "--seeds"), ("bench", "--json")])
+def test_help_of_a_command_with_options_of_its_own_shows_them(
+    command: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([command, "--help"])
+
+    shown = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert f"usage: kourier {command}" in shown and option in shown
 
 
 def test_say_without_a_running_stack_says_to_start_one(kourier: Kourier) -> None:
