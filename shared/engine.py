@@ -98,6 +98,13 @@ def on_stop(deps: Deps, session_id: str, turn_id: str) -> None:
     turn = deps.store.turn(turn_id)
     if turn is None or turn.status == "done" or turn.stop is None:
         return
+    if _end_being_told(deps, turn):
+        # Its carrier recorded the end as told before the stop was: its notice may be in
+        # flight, and a read-back of the thread now could miss it (told twice, seed 14342).
+        # The stop came too late: that carrier ends the turn, or if it died, the function
+        # taking over after its lease tells the end once (``TurnEnding.ended_already``).
+        log.info("stop_too_late", turn=turn.id)
+        return
     at, lease = deps.clock.now(), deps.settings.lease
     session = deps.store.change_session(
         session_id, lambda current: sessions.interrupt(current, turn_id, at, lease)
@@ -112,6 +119,19 @@ def on_stop(deps: Deps, session_id: str, turn_id: str) -> None:
         return
     if _carry(deps, session, turn, deadline, TurnRun.stop):
         release_if_done(deps, session_id, turn_id)
+
+
+def _end_being_told(deps: Deps, turn: Turn) -> bool:
+    """Whether the turn's carrier recorded its end as being told, other than as stopped.
+
+    A run records its end in its checkpoint (``told``) before it posts the
+    notice. ``stopped`` is a stop's own end: its function died or failed
+    before it finished, and this delivery of its task carries it out.
+    """
+    checkpoint = CheckpointStore(deps.documents, deps.clock).load(
+        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
+    )
+    return checkpoint is not None and checkpoint.told not in (None, "stopped")
 
 
 def _carry(

@@ -224,6 +224,39 @@ def test_a_carrier_that_finds_its_turn_stopped_leaves_the_end_to_the_stop(
     assert turn is not None and turn.status == "done"
 
 
+def test_a_stop_pressed_while_the_carrier_posts_the_end_leaves_the_end_to_the_carrier(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    """Alice stops the turn just after its carrier, alive, recorded its end as told.
+
+    The carrier's notice is in flight (seed 14342): the stop's function, which
+    would read the thread back before it lands and post it again, leaves the
+    end to the carrier, whose post the stop came too late for.
+    """
+    chat = DyingChat(slack_chat)
+    shell = shell_on(firestore_documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    body = {"session_id": published["session_id"], "turn_id": published["turn_id"], "stop": True}
+    stop, _, _ = make_deps(firestore_documents, slack_chat, agent)  # the stop's own instance
+    meanwhile: list[str] = []
+
+    def alice_stops_it(method: str, args: dict[str, Any]) -> bool:
+        if not meanwhile and method == "chat_postMessage" and args.get("metadata"):
+            meanwhile.append("stopped")  # the end's notice, marked: its post in flight
+            assert shell.deps.store.request_stop(published["turn_id"], "U0ALICE", [])
+            assert handlers.stream_follow(stop, body) == "ack"
+        return False
+
+    chat.before = alice_stops_it
+    assert handlers.turn_send(shell.deps, published) == "ack"
+
+    assert meanwhile == ["stopped"]
+    assert shell.bot_texts(thread) == [notices.NO_OUTPUT]
+    turn = shell.deps.store.turn(published["turn_id"])
+    assert turn is not None and turn.status == "done" and turn.outcome == "completed"
+
+
 GONE = notices.turn_failed(notices.BINDING_GONE)
 
 

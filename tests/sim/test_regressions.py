@@ -76,6 +76,11 @@ person's stop took the turn from, or that a Slack error ended, started a stream 
 last checkpoint, which chat.startStream's lack of metadata left unknown to the function
 taking over. They pass since the turn records each stream's ts as soon as Slack answers
 and the taker adopts the recorded streams its checkpoint does not name.
+Seed 14342 (found in seeds 14001..17000: a person pressed stop just after the carrier recorded
+the turn's end as told; the stop's function read the thread back while the carrier's notice
+was in flight and posted it too, "The agent's task failed. (timeout)" twice) failed on main at
+a1203ed and passes since a stop that finds the end recorded as told by its carrier leaves
+the end to it.
 """
 
 from __future__ import annotations
@@ -474,6 +479,12 @@ FINDINGS = [
         "S3 text",
         "C0SIM3-1700000124.561290",
         id="text-twice-after-a-stream-started-after-the-checkpoint-3084",
+    ),
+    pytest.param(
+        14342,
+        "S6 notice twice",
+        "C0SIM2-1700000567.994509",
+        id="end-told-twice-by-a-stop-pressed-while-its-notice-was-in-flight-14342",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
