@@ -29,15 +29,15 @@ from shared.checkpoint import NONE as NO_CHECKPOINT
 from shared.checkpoint import CheckpointStore, Stored
 from shared.core import agent_session, notices
 from shared.core import session as sessions
-from shared.core.reply_course import reply_mark
 from shared.core.session import Session
 from shared.core.telling import mark
 from shared.core.timers import Timer
 from shared.errors import RetryableError, Superseded
 from shared.questions import QuestionStore
+from shared.slack.left_behind import Predecessor, read_left_behind
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
-from shared.slack.thread_read_back import ThreadReadBack, read_back_if_posted
+from shared.slack.thread_read_back import ThreadReadBack
 from shared.store import DONE_TURNS_KEPT, Turn
 from shared.turn import TurnRun
 from shared.turn_carried import new_reply, thread_status
@@ -289,14 +289,8 @@ def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply
     )
     reply = new_reply(deps, turn, deps.chat, status)
     if checkpoint is not None:
-        reply.restore(
-            checkpoint.slack,
-            taken_over=True,
-            shown_steps=turn.shown_steps,
-            thread=read_back_if_posted(deps.chat, turn),
-            streams=turn.started_streams,
-            mark=reply_mark(turn.id, checkpoint.answering),
-        )
+        left = read_left_behind(deps.chat, turn, checkpoint.answering, Predecessor.DIED)
+        reply.restore(checkpoint.slack, left)
     return reply
 
 

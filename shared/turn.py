@@ -64,8 +64,9 @@ from shared.core.turn_machine import (
     first_events,
     outcome_of,
 )
+from shared.slack.left_behind import Predecessor
 from shared.store import Turn
-from shared.turn_carrier import Carrier, Predecessor
+from shared.turn_carrier import Carrier
 from shared.turn_ending import TurnEnding
 from shared.turn_pauses import TurnPauses
 from shared.turn_stream import StreamFollower

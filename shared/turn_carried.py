@@ -22,6 +22,7 @@ from shared.core.task_view import TaskView
 from shared.core.telling import Telling
 from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
 from shared.ports import Chat
+from shared.slack.left_behind import LeftBehind
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import ThreadStatus
 from shared.store import Turn
@@ -50,31 +51,17 @@ class Carried:
         checkpoint: Checkpoint,
         answering: OpenQuestion | None,
         timings: TurnTimings,
-        shown_steps: dict[str, Any],
-        taken_over: bool,
-        thread: list[dict[str, Any]] | None,
-        streams: list[str],
-        mark: dict[str, Any],
+        left: LeftBehind,
     ) -> None:
         """Carry on from ``checkpoint``: the same machine, delivery, Slack messages and task view.
 
-        ``thread``: the thread read back, to adopt the reply's messages no
-        checkpoint names (``ThreadReply.restore``); None: not read.
-        ``streams``: the streams the turn records its reply started, to adopt
-        those no checkpoint names. ``mark``: the reply's mark
-        (``reply_course.reply_mark``, of the question ``checkpoint`` answers).
+        ``left``: what the function that wrote ``checkpoint`` may have shown
+        of the reply after it (``ThreadReply.restore``).
         """
         self.answering = answering
         self.machine = TurnMachine(TurnState.from_dict(checkpoint.machine), timings)
         self.assembler = ReplyAssembler.from_state(checkpoint.reply)
-        self.reply.restore(
-            checkpoint.slack,
-            taken_over=taken_over,
-            shown_steps=shown_steps,
-            thread=thread,
-            streams=streams,
-            mark=mark,
-        )
+        self.reply.restore(checkpoint.slack, left)
         self.task = TaskView.restored(
             checkpoint.snapshot, checkpoint.observed_at, checkpoint.caught_up
         )

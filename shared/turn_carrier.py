@@ -12,40 +12,21 @@ a new reply or machine, and carry on from a checkpoint.
 
 from __future__ import annotations
 
-from enum import Enum
-
 from shared.a2a.client import AgentClient
 from shared.bootstrap import Deps
 from shared.checkpoint import Checkpoint
 from shared.core import agent_session
 from shared.core import session as sessions
-from shared.core.reply_course import reply_mark
 from shared.core.session import Session
 from shared.core.turn_machine import TurnMachine, TurnState, TurnTimings
 from shared.errors import ConfigError
 from shared.fence import FencedChat
 from shared.questions import QuestionStore, TurnQuestions
+from shared.slack.left_behind import Predecessor, read_left_behind
 from shared.slack.reply import ThreadReply
-from shared.slack.thread_read_back import read_back_if_posted
 from shared.store import Turn
 from shared.turn_carried import Carried, new_reply, thread_status
 from shared.turn_claim import TurnClaim
-
-
-class Predecessor(Enum):
-    """How the function that wrote a checkpoint let the turn go."""
-
-    HANDED_OVER = "handed_over"
-    """It handed over, slept until a timer, or paused: it saved after its last post."""
-    DIED = "died"
-    """It died (or stalled): its messages may show more than the checkpoint holds."""
-    STOPPED = "stopped"
-    """A person's stop took the turn from it, between any two of its calls."""
-
-    @property
-    def may_have_posted_after_checkpoint(self) -> bool:
-        """Whether messages of the reply may show that the checkpoint does not name."""
-        return self is not Predecessor.HANDED_OVER
 
 
 class Carrier:
@@ -127,26 +108,15 @@ class Carrier:
     ) -> None:
         """Carry on from ``checkpoint`` (None: nothing to carry on from), and its task.
 
-        ``predecessor``: how the function that wrote it let the turn go. One
-        that may have posted after ``checkpoint`` leaves the thread to read
-        back for those messages, when the reply posted (``Turn.posting``), and
-        the streams it started (``Turn.started_streams``), to adopt those no
-        checkpoint names (``ThreadReply.restore``).
+        ``predecessor``: how the function that wrote it let the turn go, and
+        so what it may have left of the reply after ``checkpoint``
+        (``shared.slack.left_behind``: one that may have posted after it
+        leaves the thread to read back, when the reply posted, and the
+        streams it started, to adopt those no checkpoint names).
         """
         if checkpoint is None:
             return
         answering = self.questions.get(checkpoint.answering)
-        thread, streams = None, []
-        if predecessor.may_have_posted_after_checkpoint:
-            thread, streams = read_back_if_posted(self.chat, self.turn), self.turn.started_streams
-        self.carried.restore(
-            checkpoint,
-            answering,
-            self.timings,
-            self.turn.shown_steps,
-            taken_over=predecessor is Predecessor.DIED,
-            thread=thread,
-            streams=streams,
-            mark=reply_mark(self.turn.id, checkpoint.answering),
-        )
+        left = read_left_behind(self.chat, self.turn, checkpoint.answering, predecessor)
+        self.carried.restore(checkpoint, answering, self.timings, left)
         sessions.follow(self.claim.session, self.carried.machine.state.task_id)

@@ -58,12 +58,14 @@ one that died, or that a person's stop took the turn from, reads the thread
 back and adopts each marked message, and each recorded stream, its
 checkpoint does not name (``ReplyState.adopt``; the last stream stopped if
 Slack still streams it), instead of showing that message's text and steps
-again elsewhere or leaving the stream open.
+again elsewhere or leaving the stream open. What the turn records of that
+function's reply comes to ``restore`` whole, read once
+(``shared.slack.left_behind.LeftBehind``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import structlog
@@ -75,6 +77,7 @@ from shared.core.step_cards import CONTINUED_BELOW, Shown, shown_json
 from shared.core.tool_steps import StepFinished
 from shared.ports import Blocks, Chat, Clock, Runtime
 from shared.slack.layout import Message, Write, rewrite_fields
+from shared.slack.left_behind import LeftBehind
 from shared.slack.pacing import NEW_MESSAGE, Append, Chunk, ReplyLimits, RollOver, Start, Stop
 from shared.slack.prompts import notice_message
 from shared.slack.reply_budget import ReplyBudget
@@ -322,58 +325,39 @@ class ThreadReply:
         with self._lock:
             return [message.ts for message in self._reply.layout.messages if message.ts]
 
-    def restore(
-        self,
-        state: dict[str, Any],
-        taken_over: bool = False,
-        shown_steps: Mapping[str, Any] | None = None,
-        thread: Iterable[Mapping[str, Any]] | None = None,
-        streams: Collection[str] = (),
-        mark: dict[str, Any] | None = None,
-    ) -> None:
+    def restore(self, state: dict[str, Any], left: LeftBehind) -> None:
         """Continue a reply that another function began (and do what is due by now).
 
         Args:
             state: What ``to_state`` returned in that function.
-            taken_over: That function died after it saved ``state``: its
-                messages may show text that ``state`` does not hold. The text is
-                sent again, and each message is written whole (a stream's once it
-                stops), so that it shows each part once.
-            shown_steps: What ``keep_shown_steps`` kept last: steps a function
-                that died may have shown final after it saved ``state``
-                (``ReplyState.resume``).
-            thread: The thread's messages, read back because the turn
-                records that the reply posted (``keep_posting``): those
-                marked as this reply's that ``state`` does not name were
-                posted after it, and are adopted (``ReplyState.adopt``).
-                None: not read.
-            streams: The streams the turn records the reply started
-                (``keep_stream``): those ``state`` does not name were started
-                after it, and are adopted too, the last stopped if Slack still
-                streams it (``ReplyState.adopt``).
-            mark: That reply's mark (``reply_course.reply_mark``: the question
-                its checkpoint answers), which the messages it posted carry,
-                and those posted from now will; None: the one this reply was
-                built with.
+            left: What that function may have shown after it saved ``state``
+                (``shared.slack.left_behind``): if it died, the text its
+                messages show that ``state`` does not hold is sent again, and
+                each message written whole (a stream's once it stops), so
+                that it shows each part once; each step it showed keeps the
+                state it showed (``ReplyState.resume``); the messages marked
+                as this reply's in the thread read back, and the streams the
+                turn records, that ``state`` does not name are adopted
+                (``ReplyState.adopt``).
         """
         with self._lock:
-            if mark is not None:
-                self._mark = mark
+            if left.mark is not None:
+                self._mark = left.mark
             self._reply = ReplyState.from_state(state, self._limits)
-            then = self._reply.resume(shown_steps or {})
+            then = self._reply.resume(left.shown)
             known = {message.ts for message in self._reply.layout.messages}
             posted = []
-            if thread is not None and self._mark is not None:
+            if left.thread is not None and self._mark is not None:
                 self._keep_posting = None  # the turn records it already
-                posted = orphans(thread, self._mark, known)
-            streamed = [ts for ts in streams if ts not in known]
+                posted = orphans(left.thread, self._mark, known)
+            streamed = [ts for ts in left.streams if ts not in known]
             if posted or streamed:
-                left_open = self._reply.adopt(posted, streamed, shown_steps or {})
+                left_open = self._reply.adopt(posted, streamed, left.shown)
                 if left_open is not None:
                     self._stop_left_open(*left_open)
                 then = Then.NOTHING  # the reply fell back: the layout writes every message
             self._budget.open_until = state.get("open_until")
-            if taken_over:
+            if left.died:
                 for message in self._reply.written_again():  # seed 5877
                     self._rewrite(message)
             stream = self._reply.layout.stream()

@@ -46,7 +46,7 @@ from shared.core.reply_course import (
     on_take_over,
     written_again_now,
 )
-from shared.core.step_cards import StepCards, is_final, read_shown, summarize, task_update
+from shared.core.step_cards import Shown, StepCards, is_final, summarize, task_update
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.slack.layout import FallbackLayout, Message, Write
 from shared.slack.markdown import MarkdownStream, neutralise
@@ -302,8 +302,8 @@ class ReplyState:
         reply.status_at = state["status_at"]
         return reply
 
-    def resume(self, shown_steps: Mapping[str, Any]) -> Then:
-        """Continue after a function that may have shown ``shown_steps`` (``keep_shown_steps``).
+    def resume(self, shown: Mapping[str, Shown]) -> Then:
+        """Continue after a function that may have shown the steps ``shown`` (``keep_shown_steps``).
 
         Each step keeps the state it showed (``StepCards.taken_over``), shown
         again where the open stream may show it (``StreamPacer.taken_over``).
@@ -315,7 +315,6 @@ class ReplyState:
         Returns what that function did after, which the reply does too
         (``on_take_over``): ``FALL_BACK``, ``ROLL_OVER`` or ``NOTHING``.
         """
-        shown = read_shown(shown_steps)
         self.steps.taken_over(shown)
         stream = self.layout.stream()
         closed = self.pacer.taken_over(shown, None if stream is None else stream.ts)
@@ -326,7 +325,7 @@ class ReplyState:
         return on_take_over(stream is not None, closed)
 
     def adopt(
-        self, posted: list[str], streamed: list[str], shown_steps: Mapping[str, Any]
+        self, posted: list[str], streamed: list[str], shown: Mapping[str, Shown]
     ) -> tuple[Message, Stop] | None:
         """The function before wrote messages no checkpoint names: ``posted``, ``streamed`` (ts).
 
@@ -339,7 +338,7 @@ class ReplyState:
         (``FallbackLayout.adopted``). Every message Slack holds is written
         whole at the next layout (``FallbackLayout.taken_over``): each shows
         its part of the answer once. The steps not shown final elsewhere
-        continue as cards there, and so do those ``shown_steps``
+        continue as cards there, and so do those ``shown``
         (``keep_shown_steps``'s record) says an adopted stream shows running
         or closed to continue, and those it says an adopted posted message
         shows final (written whole, it shows them again; seed 5066: a stop's
@@ -349,7 +348,6 @@ class ReplyState:
         may still stream) and what stops it (``StreamPacer.left_open``);
         None otherwise.
         """
-        shown = read_shown(shown_steps)
         moved = set() if self.fallback else self.fall_back()
         moved |= {
             key

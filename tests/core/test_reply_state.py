@@ -14,7 +14,7 @@ import pytest
 
 from shared.core.reply import ReplyChange, TextAppended, TextReplaced
 from shared.core.reply_course import Then
-from shared.core.step_cards import CONTINUED, CONTINUED_BELOW
+from shared.core.step_cards import CONTINUED, CONTINUED_BELOW, Shown
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.slack.layout import EMPTIED, Message
 from shared.slack.pacing import Append, ReplyLimits, Start, text_chunk, text_of
@@ -387,10 +387,10 @@ def test_an_adopted_posted_message_keeps_the_cards_shown_final_in_it() -> None:
     assert [(b["task_id"], b["status"]) for b in cards] == [("c1", "error")]
 
 
-def shown_at(ts: str, call_id: str, status: str, output: str | None = None) -> dict[str, object]:
-    """A record of ``keep_shown_steps``: step ``call_id`` shown in message ``ts`` as ``status``."""
+def shown_at(ts: str, call_id: str, status: str, output: str | None = None) -> Shown:
+    """What ``keep_shown_steps`` records: step ``call_id`` shown in message ``ts`` as ``status``."""
     update = {"type": "task_update", "id": call_id, "title": "search", "status": status}
-    return {"ts": ts, "update": {**update, **({"output": output} if output else {})}}
+    return Shown(ts, {**update, **({"output": output} if output else {})})
 
 
 def test_a_reply_taken_over_adopts_a_stream_the_function_before_started_after_its_checkpoint() -> (
@@ -446,7 +446,7 @@ def test_a_step_shown_final_in_a_named_posted_message_after_the_checkpoint_keeps
     again = ReplyState.from_state(reply.to_state(), LIMITS)
     update = {"type": "task_update", "id": "c1", "title": "search", "status": "complete"}
 
-    assert again.resume({"c1": {"ts": recorded_in, "update": update}}) is Then.NOTHING
+    assert again.resume({"c1": Shown(recorded_in, update)}) is Then.NOTHING
 
     (message,) = again.layout.messages
     assert [key for key, _ in message.cards] == placed
@@ -492,7 +492,7 @@ def test_a_reply_taken_over_does_what_the_function_before_did(
 
     again = ReplyState.from_state(reply.to_state(), LIMITS)
 
-    assert again.resume({"c1": {"ts": "1.1", "update": update}}) is then
+    assert again.resume({"c1": Shown("1.1", update)}) is then
 
 
 def test_the_end_of_a_streamed_answer() -> None:

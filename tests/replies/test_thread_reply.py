@@ -22,8 +22,10 @@ from shared.core.model import StreamEvent, TaskState
 from shared.core.redaction import mark
 from shared.core.reply import ReplyAssembler, TextAppended
 from shared.core.reply_course import reply_mark
+from shared.core.step_cards import read_shown
 from shared.feedback import feedback_blocks
 from shared.slack.layout import EMPTIED
+from shared.slack.left_behind import LeftBehind
 from shared.slack.pacing import ReplyLimits
 from shared.slack.reply import ThreadReply
 from shared.slack.session_status import AgentSessions, ThreadStatus
@@ -301,7 +303,7 @@ def test_a_reply_taken_over_from_a_checkpoint_kept_as_it_fell_back_stops_its_str
     assert streamed.stream == "streaming" and shown_text(streamed) == "A draft."
 
     second = new_reply(slack, thread_ts)
-    second.restore(kept["slack"], taken_over=True)
+    second.restore(kept["slack"], LeftBehind(died=True))
     assembler = ReplyAssembler.from_state(kept["reply"])
     play(second, assembler, [chunk("answer", result("call-1", "search"), append=True)])
     second.show(assembler.finish())
@@ -474,7 +476,7 @@ def test_another_function_continues_the_same_streamed_message_from_the_state(
     state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": first.to_state()}))
 
     second = new_reply(slack, thread_ts)
-    second.restore(state["slack"])
+    second.restore(state["slack"], LeftBehind())
     assembler = ReplyAssembler.from_state(state["reply"])
     play(
         second,
@@ -508,7 +510,7 @@ def test_a_function_taking_over_a_posted_reply_writes_again_what_the_one_that_di
     first.close()  # and its function dies
 
     second = new_reply(slack, thread_ts)
-    second.restore(state["slack"], taken_over=True)
+    second.restore(state["slack"], LeftBehind(died=True))
     assembler = ReplyAssembler.from_state(state["reply"])
     play(second, assembler, [chunk("answer", call("call-1", "search"), text("The answer."))])
     play(second, assembler, [chunk("answer", result("call-1", "search"), append=True)])
@@ -540,7 +542,7 @@ def test_a_function_taking_over_a_streamed_reply_writes_again_what_the_one_that_
     assert "A draft." in joined_answer(bot_replies(standin, thread_ts))
 
     second = new_reply(slack, thread_ts, ReplyLimits(message_chars=1_000, stream_interval=0.05))
-    second.restore(state["slack"], taken_over=True)
+    second.restore(state["slack"], LeftBehind(died=True))
     assembler = ReplyAssembler.from_state(state["reply"])
     play(second, assembler, [chunk("answer", text("The end."), append=True)])
     second.show(assembler.finish())
@@ -796,7 +798,9 @@ def test_a_step_a_function_that_died_showed_running_is_closed_where_it_showed(
     time.sleep(1.1)
 
     second = new_reply(slack, thread_ts, limits)
-    second.restore(state["slack"], taken_over=True, shown_steps=kept)  # too old: rolled over
+    second.restore(
+        state["slack"], LeftBehind(died=True, shown=read_shown(kept))
+    )  # too old: rolled over
     assembler = ReplyAssembler.from_state(state["reply"])
     play(second, assembler, [chunk("answer", text("part two."), append=True)])
     second.show(assembler.finish())
@@ -842,7 +846,7 @@ def test_a_step_a_function_that_died_closed_to_continue_below_is_closed_by_a_sto
     slack.chat_stopStream(channel=CHANNEL, ts=stream, chunks=[closed])
 
     second = new_reply(slack, thread_ts)
-    second.restore(state, shown_steps=kept)  # a person's stop took the turn
+    second.restore(state, LeftBehind(shown=read_shown(kept)))  # a person's stop took the turn
     second.stopped([])
 
     assert cards(bot_replies(standin, thread_ts)) == [
@@ -875,7 +879,7 @@ def test_a_message_posted_after_the_last_checkpoint_is_continued_by_the_function
     second = posted_reply(slack, thread_ts, mark)
     thread = ThreadReadBack(slack, CHANNEL, thread_ts).read_back(since=None)
     if taker == "taken over":
-        second.restore(state, taken_over=True, thread=thread)
+        second.restore(state, LeftBehind(died=True, thread=thread))
         assembler = ReplyAssembler()  # the events read again
         play(
             second,
@@ -885,7 +889,7 @@ def test_a_message_posted_after_the_last_checkpoint_is_continued_by_the_function
         second.show(assembler.finish())
         second.finish()
     else:
-        second.restore(state, thread=thread)
+        second.restore(state, LeftBehind(thread=thread))
         second.stopped([])
 
     messages = bot_replies(standin, thread_ts)
@@ -938,13 +942,15 @@ def test_a_stream_started_after_the_last_checkpoint_is_continued_by_the_function
 
     second = new_reply(slack, thread_ts, limits)
     if taker == "taken over":
-        second.restore(state["slack"], taken_over=True, shown_steps=kept, streams=streams)
+        second.restore(
+            state["slack"], LeftBehind(died=True, shown=read_shown(kept), streams=streams)
+        )
         assembler = ReplyAssembler.from_state(state["reply"])  # the events read again
         play(second, assembler, [*events, chunk("answer", result("call-1", "lookup", 7))])
         second.show(assembler.finish())
         second.finish()
     else:
-        second.restore(state["slack"], shown_steps=kept, streams=streams)
+        second.restore(state["slack"], LeftBehind(shown=read_shown(kept), streams=streams))
         second.stopped([])
 
     messages = bot_replies(standin, thread_ts)
@@ -1009,7 +1015,7 @@ def test_a_card_shown_final_in_a_named_message_after_the_checkpoint_keeps_it_whe
     first.close()  # and its function dies
 
     second = posted_reply(slack, thread_ts, reply_mark("C1-1.5", None))
-    second.restore(state, taken_over=True, shown_steps=kept)
+    second.restore(state, LeftBehind(died=True, shown=read_shown(kept)))
     second.finish()
 
     (message,) = bot_replies(standin, thread_ts)
@@ -1031,7 +1037,7 @@ def test_a_reply_taken_over_keeps_its_feedback_buttons_when_its_stream_is_writte
     first.close()  # and its function dies
 
     second = new_reply(slack, thread_ts)
-    second.restore(state["slack"], taken_over=True)
+    second.restore(state["slack"], LeftBehind(died=True))
     assembler = ReplyAssembler.from_state(state["reply"])
     second.show(assembler.finish())
     second.finish(feedback_blocks("C1-1.2", "sim"))
@@ -1108,7 +1114,7 @@ def test_a_step_running_when_a_person_stops_the_turn_shows_the_result_the_stoppe
     carrier.close()  # the stop took the turn before the card showed the result
 
     stop = new_reply(slack, thread_ts, limits, person)
-    stop.restore(checkpoint["slack"])
+    stop.restore(checkpoint["slack"], LeftBehind())
     cancelled = snapshot(
         artifact("answer", text("Let me look. "), call("call-1", "search"), result("call-1")),
         state=TaskState.CANCELED,
