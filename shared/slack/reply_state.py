@@ -321,7 +321,7 @@ class ReplyState:
         posted = {
             message.ts for message in self.layout.messages if message.ts and not message.streamed
         }
-        self.place_cards({key for key, where in shown.items() if where.ts in posted})
+        self.place_cards(_cards_kept(shown, posted))
         return on_take_over(stream is not None, closed)
 
     def adopt(
@@ -349,14 +349,9 @@ class ReplyState:
         None otherwise.
         """
         moved = set() if self.fallback else self.fall_back()
-        moved |= {
-            key
-            for key, where in shown.items()
-            if where.ts in posted or (where.ts in streamed and not where.final)
-        }
         orphans = sorted([*posted, *streamed], key=float)
         self.layout.adopted(orphans, streamed)
-        self.place_cards(moved)
+        self.place_cards(moved | _cards_kept(shown, posted, streamed))
         self.layout.taken_over()
         last = orphans[-1]
         if last not in streamed:
@@ -375,3 +370,20 @@ class ReplyState:
             for message in self.layout.messages
             if written_again_now(self.fallback, message.streamed, message.streaming)
         ]
+
+
+def _cards_kept(
+    shown: Mapping[str, Shown], posted: Collection[str], streamed: Collection[str] = ()
+) -> set[str]:
+    """The steps that ``shown`` says show in messages written whole from now, to keep as cards.
+
+    Those shown in one of the posted messages ``posted`` (the layout writes
+    it from its cards: the step's card goes there), and those shown running,
+    or closed to continue, in one of the streams ``streamed`` (they continue
+    as cards).
+    """
+    return {
+        key
+        for key, where in shown.items()
+        if where.ts in posted or (where.ts in streamed and not where.final)
+    }
