@@ -354,7 +354,7 @@ class ThreadReply:
             if posted or streamed:
                 left_open = self._reply.adopt(posted, streamed, left.shown)
                 if left_open is not None:
-                    self._stop_left_open(*left_open)
+                    self._stop(*left_open, adopted=True)
                 then = Then.NOTHING  # the reply fell back: the layout writes every message
             self._budget.open_until = state.get("open_until")
             if left.died:
@@ -504,10 +504,18 @@ class ThreadReply:
         else:
             self._stop(stream, stop)
 
-    def _stop(self, stream: Message, stop: Stop, blocks: Blocks = ()) -> None:
+    def _stop(
+        self, stream: Message, stop: Stop, blocks: Blocks = (), *, adopted: bool = False
+    ) -> None:
         """Stop a stream with what the pacer closes in it (Slack would show a pending step failed).
 
-        ``blocks`` show after the stream's content (an answer's feedback buttons).
+        ``blocks`` show after the stream's content (an answer's feedback
+        buttons). The stream's text is then written whole, if Slack may show
+        more; but not that of a stream ``adopted`` (one the function before
+        started after its checkpoint and may have left open:
+        ``ReplyState.adopt``), whose text this reply does not know: refused
+        as no longer streaming, it shows what it shows, and either way the
+        layout writes it next.
         """
         self._showing(stop.steps, stream.ts)
         try:
@@ -519,17 +527,8 @@ class ThreadReply:
                 raise
             self._call_stop(stream, stop.steps, blocks)
         stream.streaming = False
-        self._rewrite(stream, blocks)
-
-    def _stop_left_open(self, stream: Message, stop: Stop) -> None:
-        """Stop a stream the function before started and may have left open (``ReplyState.adopt``).
-
-        Refused as no longer streaming, it shows what it shows; either way
-        the layout writes its text next.
-        """
-        self._showing(stop.steps, stream.ts)
-        self._call_stop(stream, stop.chunks)
-        stream.streaming = False
+        if not adopted:
+            self._rewrite(stream, blocks)
 
     def _rewrite(self, stream: Message, blocks: Blocks = ()) -> None:
         """Write a stopped stream's text whole, if Slack may show more (``layout.rewrite_fields``)."""
