@@ -82,8 +82,8 @@ class FirestoreDocuments:
         # proto-plus gives the Timestamp field as a DatetimeWithNanoseconds, as a snapshot's.
         return cast(datetime, written.update_time)
 
-    def commit(self, writes: Sequence[Write]) -> None:
-        """One batch: every write or none."""
+    def commit(self, writes: Sequence[Write]) -> list[datetime]:
+        """One batch: every write or none; each one's update time."""
         batch = self._db.batch()
         for write in writes:
             ref = self._db.collection(write.collection).document(write.key)
@@ -100,11 +100,12 @@ class FirestoreDocuments:
                 batch.update(ref, dict(write.data), option=option)
         with _translated():
             try:
-                batch.commit()
+                results = batch.commit()
             except google.AlreadyExists:
                 raise DocumentExists(", ".join(w.key for w in writes)) from None
             except (google.FailedPrecondition, google.NotFound):
                 raise PreconditionFailed(", ".join(w.key for w in writes)) from None
+        return [cast(datetime, result.update_time) for result in results]
 
     def query(
         self, collection: str, field: str, op: QueryOp, value: Any, *, limit: int | None = None

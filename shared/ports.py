@@ -208,8 +208,8 @@ class Documents(Protocol):
         """
         ...
 
-    def commit(self, writes: Sequence[Write]) -> None:
-        """Apply every write, or none of them.
+    def commit(self, writes: Sequence[Write]) -> list[datetime]:
+        """Apply every write, or none of them; each one's update time, in order.
 
         Raises:
             DocumentExists: A ``Create`` found its document.

@@ -4,7 +4,10 @@ Theory of operation: every change of a question is decided by the pure
 ``shared.core.questions`` (open, answering, closed); this module stores
 questions and carries those decisions out over the ports. When a task
 pauses, the turn engine posts the prompt and stores an ``OpenQuestion``
-under the pause's key (a digest of its name). The session keeps its turn
+under the pause's key (a digest of its name), in one commit with a write of
+the turn under the carrier's claim (``TurnQuestions.put``): a carrier that a
+person's stop took the turn from stores none, so every question stored is
+one the end of its turn finds and closes. The session keeps its turn
 active meanwhile, so replies queue behind it.
 
 People act through the ingress: a click or a modal is parsed by
@@ -28,10 +31,10 @@ decision that was made, or its answer.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from slack_sdk.errors import SlackApiError
@@ -51,7 +54,7 @@ from shared.core.model import Actor
 from shared.core.pauses import Unusable
 from shared.core.questions import OpenQuestion, QuestionStatus, Refused
 from shared.errors import PreconditionFailed, StoreUnavailable
-from shared.ports import Chat, Clock, Documents, Put, TaskQueue, Update
+from shared.ports import Chat, Clock, Documents, Put, TaskQueue, Update, Write
 from shared.slack.prompts import (
     AnswerFormOpened,
     answer_modal,
@@ -93,9 +96,9 @@ class QuestionStore:
             return None
         return _question(snapshot.data)
 
-    def put(self, question: OpenQuestion) -> None:
-        """Store (or replace) a question."""
-        self._documents.set(QUESTIONS, question.key, self._stored(question))
+    def write(self, question: OpenQuestion) -> Put:
+        """The write that stores (or replaces) ``question``, for the commit that holds it."""
+        return Put(QUESTIONS, question.key, self._stored(question))
 
     def change(
         self, key: str, decide: Callable[[OpenQuestion], Verdict | None], attempts: int = 20
@@ -152,27 +155,50 @@ class QuestionStore:
         return closed
 
 
+class TurnWrite(Protocol):
+    """A write of the turn's document under its carrier's claim (``TurnClaim.write_turn``)."""
+
+    def __call__(self, along: Sequence[Write] = (), **fields: Any) -> object: ...
+
+
 class TurnQuestions:
     """The questions of one turn in its thread: each change as the core decides, then its prompt.
 
     A change is one of ``shared.core.questions``' functions applied by
     ``QuestionStore.change`` (under the document's precondition); the prompt
-    is updated only after it, best effort (``update_prompt``).
+    is updated only after it, best effort (``update_prompt``). A question is
+    stored only with a write of its turn, under the carrier's claim (``put``).
     """
 
-    def __init__(self, store: QuestionStore, chat: Chat, clock: Clock, platform: str) -> None:
+    def __init__(
+        self,
+        store: QuestionStore,
+        chat: Chat,
+        clock: Clock,
+        platform: str,
+        write_turn: TurnWrite,
+    ) -> None:
         self._store = store
         self._chat = chat
         self._clock = clock
         self._platform = platform
+        self._write_turn = write_turn
 
     def get(self, key: str | None) -> OpenQuestion | None:
         """The question stored under ``key`` (None: no key, none stored, or cleared)."""
         return self._store.get(key) if key else None
 
-    def put(self, question: OpenQuestion) -> None:
-        """Store (or replace) a question."""
-        self._store.put(question)
+    def put(self, question: OpenQuestion, **turn: Any) -> None:
+        """Store (or replace) a question, in one commit with the turn's fields ``turn``
+        written under the carrier's claim.
+
+        Raises:
+            Superseded: The turn is no longer this function's (a person's stop took it):
+                no question is stored, since the taker closed the turn's questions
+                already or is closing them. One stored before the taker's claim is
+                written is among those it closes.
+        """
+        self._write_turn(along=[self._store.write(question)], **turn)
 
     def close_all(self, turn_id: str) -> None:
         """Close every question of a turn that has ended, however it ended."""
@@ -190,7 +216,7 @@ class TurnQuestions:
 
     def deny_all(self, question: OpenQuestion) -> OpenQuestion:
         """Store an approval the Binding allows no approvals for, every tool denied; show it."""
-        self._store.put(question)
+        self.put(question)
         platform, at = self._platform, self._clock.now()
         denied = self._store.change(
             question.key, lambda current: lifecycle.deny_all(current, platform, at)

@@ -28,7 +28,7 @@ above the writer's own is final even when remembered: fences only grow.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -38,7 +38,7 @@ import structlog
 from shared.core import session as sessions
 from shared.core.session import Session
 from shared.errors import DocumentExists, PreconditionFailed, StoreUnavailable, Superseded
-from shared.ports import Clock, Create, Documents, Snapshot, Write
+from shared.ports import Clock, Create, Documents, Snapshot, Update, Write
 
 log = structlog.get_logger()
 
@@ -269,12 +269,19 @@ class Store:
         return bool(self._documents.query(TURNS, "session_id", "==", session_id, limit=1))
 
     def write_turn(
-        self, turn_id: str, generation: int, attempts: int = 20, **fields: Any
+        self,
+        turn_id: str,
+        generation: int,
+        attempts: int = 20,
+        along: Sequence[Write] = (),
+        **fields: Any,
     ) -> dict[str, Any]:
         """Update fields of a turn for the function holding ``generation`` (its fencing token).
 
         The turn as this store last knew it is written under a precondition,
-        with no read first (see the theory of operation).
+        with no read first (see the theory of operation). ``along``: other
+        documents written in the same commit, so only while the turn is this
+        function's (a question it asks: ``shared.questions``).
 
         Returns:
             The turn's fields as written (``stop``: a person's stop was recorded).
@@ -293,7 +300,7 @@ class Store:
                 )
             changes = {**fields, "fence": generation, "updated_at": self.now()}
             try:
-                written = self._update(TURNS, turn_id, snapshot, changes)
+                written = self._update(TURNS, turn_id, snapshot, changes, along)
             except PreconditionFailed:
                 snapshot = None
                 continue
@@ -454,13 +461,23 @@ class Store:
         return snapshot
 
     def _update(
-        self, collection: str, key: str, snapshot: Snapshot, changes: dict[str, Any]
+        self,
+        collection: str,
+        key: str,
+        snapshot: Snapshot,
+        changes: dict[str, Any],
+        along: Sequence[Write] = (),
     ) -> dict[str, Any]:
-        """Update the document under a precondition on ``snapshot``; its fields as written."""
+        """Update the document under a precondition on ``snapshot``, in one commit with the
+        writes ``along`` (if any); its fields as written."""
+        update = Update(collection, key, changes, if_updated_at=snapshot.update_time)
         try:
-            update_time = self._documents.update(
-                collection, key, changes, if_updated_at=snapshot.update_time
-            )
+            if along:
+                update_time = self._documents.commit([update, *along])[0]
+            else:
+                update_time = self._documents.update(
+                    collection, key, changes, if_updated_at=update.if_updated_at
+                )
         except BaseException:
             self._known.pop((collection, key), None)  # it may or may not have applied
             raise

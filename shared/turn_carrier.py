@@ -67,7 +67,11 @@ class Carrier:
             call_seconds=settings.agent_call_seconds,
         )
         self.questions = TurnQuestions(
-            QuestionStore(deps.documents, deps.clock), self.chat, deps.clock, binding.platform
+            QuestionStore(deps.documents, deps.clock),
+            self.chat,
+            deps.clock,
+            binding.platform,
+            self.claim.write_turn,
         )
         self.carried = Carried(reply=self.new_reply(), machine=self.new_machine())
         """The turn as this function carries it, shared with the parts (``shared.turn_carried``)."""

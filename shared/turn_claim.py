@@ -3,7 +3,7 @@
 Theory of operation: a function carries a turn under the session's
 ``generation`` at its claim, its fencing token (``shared.fence``). Every
 write it makes goes through ``TurnClaim``: the turn's document under that
-token (``write_turn``), the session only while it still carries the turn
+token (``write_turn``, with a question the turn asks in the same commit), the session only while it still carries the turn
 at that generation (``change_session``), and a new generation when the
 run stops before the turn ends (``advance_generation``: a hand-over, a
 timer, a question), which also lengthens the lease the fence counts on.
@@ -20,6 +20,7 @@ ours, is made either way).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,6 +33,7 @@ from shared.core.session import Session
 from shared.core.timers import WaitTimer
 from shared.errors import Superseded
 from shared.fence import Fence
+from shared.ports import Write
 from shared.store import Turn
 from shared.turn_carried import Carried
 from shared.turn_tasks import TurnTasks
@@ -61,9 +63,10 @@ class TurnClaim:
         self._checkpointed_posts: list[str] = []
         """The reply's Slack messages the last checkpoint knows."""
 
-    def write_turn(self, **fields: Any) -> dict[str, Any]:
-        """Write the turn's document under this function's fencing token; its fields as written."""
-        return self.store.write_turn(self.turn.id, self.session.generation, **fields)
+    def write_turn(self, along: Sequence[Write] = (), **fields: Any) -> dict[str, Any]:
+        """Write the turn's document under this function's fencing token, in one commit with
+        the writes ``along`` (a question it asks); the turn's fields as written."""
+        return self.store.write_turn(self.turn.id, self.session.generation, along=along, **fields)
 
     def keep_shown_steps(self, shown: dict[str, Any]) -> None:
         """Write the tool steps the turn's reply has shown (``ThreadReply``'s ``keep_shown_steps``)."""

@@ -115,10 +115,11 @@ class TurnPauses:
             lease=ask.wait + self.lease, open_question=question.key
         )
         question = lifecycle.waits_at(question, generation)
-        # Stored, and its timer set, before it is shown: a click that comes at
-        # once finds it, and a prompt Slack fails to show still times out.
-        self.questions.put(question)
-        self.claim.write_turn(status="paused")
+        # Stored with the turn paused, under the claim (a function a person's stop
+        # took the turn from stores none: nothing would close it), and its timer
+        # set, before it is shown: a click that comes at once finds it, and a
+        # prompt Slack fails to show still times out.
+        self.questions.put(question, status="paused")
         self.claim.save(self.carried, force=True)
         self.tasks.wake(QuestionTimer(question.key), question.generation, wake)
         self.questions.show(question)

@@ -288,7 +288,7 @@ class SimDocuments:
         self._after_write(ambiguous, failure)
         return written.update_time
 
-    def commit(self, writes: Sequence[Any]) -> None:
+    def commit(self, writes: Sequence[Any]) -> list[datetime]:
         """Every write or none: all are checked before any applies (one scheduling point)."""
         from shared.ports import Create, Put
 
@@ -305,13 +305,16 @@ class SimDocuments:
                 write.if_updated_at is not None and write.if_updated_at != stored.update_time
             ):
                 raise errors().PreconditionFailed(f"{write.collection}/{write.key} changed")
+        written = []
         for write in writes:
             stored = self.collections.get(write.collection, {}).get(write.key)
             before = stored.data if stored is not None and not isinstance(write, Put) else {}
-            self._write("commit", write.collection, write.key, {**before, **_checked(write.data)})
+            data = {**before, **_checked(write.data)}
+            written.append(self._write("commit", write.collection, write.key, data))
         self._after_write(
             ambiguous, lambda: errors().PreconditionFailed(f"{first.collection}/{first.key}")
         )
+        return [stored.update_time for stored in written]
 
     def query(
         self, collection: str, field: str, op: str, value: Any, *, limit: int | None = None

@@ -31,7 +31,8 @@ Where each change is made (no module outside ``shared.core`` assigns to a
 question, ``tests/core/test_state_changes.py`` checks it):
 
 - ``asked`` makes a new question, which ``TurnPauses`` (``shared.turn_pauses``)
-  stores once ``waits_at`` gave it the session's generation of its wait;
+  stores once ``waits_at`` gave it the session's generation of its wait, with
+  a write of its turn under the carrier's claim (``TurnQuestions.put``);
 - ``act`` (a click, a modal) and ``reply`` (a thread reply): the ingress,
   ``shared.questions.handle_interaction`` and ``answer_by_reply``;
 - ``time_out``, ``deny_all`` and ``withdraw``: the turn's

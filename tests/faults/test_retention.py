@@ -34,7 +34,7 @@ def test_a_settled_question_is_cleared_once_its_retention_has_run_out(faults: Fa
     key = f"retention-{SystemClock().now().timestamp()}"
     stored = faults.db.collection(QUESTIONS).document(key)
     try:
-        questions.put(_question(key))
+        FirestoreDocuments(faults.db).commit([questions.write(_question(key))])
         before = SystemClock().now()
         questions.change(key, lifecycle.close)
         expire_at = stored.get().to_dict()["expire_at"]

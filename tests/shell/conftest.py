@@ -37,6 +37,7 @@ from shared.firestore import FirestoreDocuments
 from shared.ports import Chat, Documents, TaskTarget
 from shared.settings import Settings
 from shared.slack.web import web_client
+from shared.slack.workspace_budget import BUDGETS
 from shared.system import SystemClock, SystemIds, ThreadRuntime
 from tests.a2a.agents import ScriptedAgent, scripted_agent
 
@@ -180,9 +181,16 @@ def signed_headers(body: bytes) -> dict[str, str]:
 
 
 def make_deps(
-    documents: Documents, chat: Chat, agent: ScriptedAgent, **settings: Any
+    documents: Documents,
+    chat: Chat,
+    agent: ScriptedAgent,
+    interactions: str = "{}",
+    **settings: Any,
 ) -> tuple[Deps, RecordedTurns, RecordedTasks]:
-    """A process's Deps on the given store and chat, with recorded hand-offs."""
+    """A process's Deps on the given store and chat, with recorded hand-offs.
+
+    ``interactions``: the Binding's (YAML), what the agent may ask people (nothing by default).
+    """
     config = parse_config(
         f"""
 agentBackends:
@@ -193,6 +201,7 @@ bindings:
     channels: [{CHANNEL}]
     agentBackend: scripted
     identity: {{userId: kourier-shell}}
+    interactions: {interactions}
 """,
         source="shell tier",
     )
@@ -216,7 +225,12 @@ bindings:
 
 @pytest.fixture
 def firestore_documents(emulators: EmulatorEnv) -> FirestoreDocuments:
-    return FirestoreDocuments(firestore.Client(project=emulators.project))
+    """The emulator's database, where each test starts with the workspace's Slack budget unspent
+    (else the tests before it, in the same minute, can spend the 50 statuses it allows)."""
+    client = firestore.Client(project=emulators.project)
+    for budget in client.collection(BUDGETS).list_documents():
+        budget.delete()
+    return FirestoreDocuments(client)
 
 
 @pytest.fixture

@@ -8,22 +8,27 @@ the sweep re-published the turn and another function carried it.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
-from shared import engine, handlers
+from shared import engine, handlers, stops
 from shared.bootstrap import Deps
+from shared.core import notices
 from shared.core import session as sessions
+from shared.core.model import HITL_EXTENSION
 from shared.core.session import CloseQuestion, Session
 from shared.errors import Superseded
 from shared.fence import Fence, FencedChat
 from shared.firestore import FirestoreDocuments
-from shared.ports import Chat, Snapshot
+from shared.ports import Chat, Snapshot, Write
+from shared.questions import QUESTIONS
+from shared.slack.events import StopPress
 from shared.store import SESSIONS, TURNS
-from tests.a2a.agents import ScriptedAgent
-from tests.shell.conftest import make_deps
+from tests.a2a.agents import Exchange, ScriptedAgent, result, status_update, task
+from tests.shell.conftest import CHANNEL, Shell, make_deps
 from tests.shell.test_retries import sends, shell_with
 
 
@@ -373,3 +378,113 @@ def test_a_carrier_whose_turn_a_stop_took_while_it_looked_up_the_author_sends_no
 
     assert asked == [True]
     assert sends(agent) == 0
+
+
+class StoppedBeforeTheQuestion:
+    """Firestore, where a person's stop takes the turn just before its carrier stores a question."""
+
+    def __init__(self, documents: FirestoreDocuments, stop: Callable[[], None]) -> None:
+        self._documents = documents
+        self._stop: Callable[[], None] | None = stop
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._documents, name)
+
+    def _before_writing(self, collections: set[str]) -> None:
+        if QUESTIONS in collections and self._stop is not None:
+            stop, self._stop = self._stop, None
+            stop()
+
+    def set(self, collection: str, key: str, data: Mapping[str, Any]) -> None:
+        self._before_writing({collection})
+        self._documents.set(collection, key, data)
+
+    def commit(self, writes: Sequence[Write]) -> list[datetime]:
+        self._before_writing({write.collection for write in writes})
+        return self._documents.commit(writes)
+
+
+WHICH_REGION = {"role": "ROLE_AGENT", "parts": [{"text": "Which region?"}], "messageId": "m1"}
+DELETE_FILE = {
+    "role": "ROLE_AGENT",
+    "parts": [{"text": "Approve this tool call?"}],
+    "messageId": "m1",
+    "metadata": {
+        HITL_EXTENSION: {
+            "type": "tool_approval_request",
+            "tools": [{"id": "t1", "name": "delete_file", "args": {"path": "/tmp/x"}}],
+        }
+    },
+    "extensions": [HITL_EXTENSION],
+}
+
+
+def pauses_with(message: dict[str, Any]) -> Callable[[Exchange], None]:
+    """A 1.0 agent whose task pauses with ``message`` until it is cancelled."""
+    cancelled: list[bool] = []
+
+    def script(exchange: Exchange) -> None:
+        paused = status_update("TASK_STATE_INPUT_REQUIRED", message=message)
+        if exchange.rpc_method == "SendStreamingMessage":
+            exchange.sse([result({"task": task(state="TASK_STATE_WORKING")}), result(paused)])
+        elif exchange.rpc_method == "CancelTask":
+            cancelled.append(True)
+            exchange.json(result(task(state="TASK_STATE_CANCELED")))
+        else:
+            assert exchange.rpc_method == "GetTask", exchange.rpc_method
+            state = "TASK_STATE_CANCELED" if cancelled else "TASK_STATE_INPUT_REQUIRED"
+            status = {} if cancelled else {"message": message}
+            exchange.json(result({**task(state=state), "status": {"state": state, **status}}))
+
+    return script
+
+
+@pytest.mark.parametrize(
+    ("pause", "interactions"),
+    [
+        (WHICH_REGION, "{questions: {timeout: 300s}}"),  # asked: the turn waits for people
+        (DELETE_FILE, "{}"),  # no approvals allowed: every tool denied at once, and answered
+    ],
+    ids=["question", "approval denied at once"],
+)
+def test_a_question_a_carrier_would_store_after_a_stop_took_its_turn_is_never_left_open(
+    firestore_documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    standin: Any,
+    pause: dict[str, Any],
+    interactions: str,
+) -> None:
+    # Seed 1158 (on a branch whose writes moved the faults drawn): the carrier read the task's
+    # pause and decided to ask; a person pressed stop, and the stop's function took the turn,
+    # closed the turn's questions (there were none yet), told the thread and ended the turn;
+    # then the carrier stored its question, which nothing closed: open (or being answered)
+    # for good on a stopped turn.
+    stopper, _, stop_tasks = make_deps(firestore_documents, slack_chat, agent, interactions)
+    agent.script = pauses_with(pause)
+    thread: list[str] = []
+
+    def stop() -> None:
+        press = StopPress(CHANNEL, thread[0], "U0ALICE", stopper.clock.now(), [])
+        stops.take_stop(stopper, press)
+        [body] = [body for _, body, _ in stop_tasks.scheduled if body.get("stop")]
+        assert handlers.stream_follow(stopper, body) == "ack"
+
+    documents = StoppedBeforeTheQuestion(firestore_documents, stop)
+    deps, turns, tasks = make_deps(documents, slack_chat, agent, interactions)  # type: ignore[arg-type]
+    shell = Shell(deps, standin, agent, turns, tasks)
+    thread.append(shell.mention("check X"))
+    [published] = shell.turns.published
+
+    assert handlers.turn_send(deps, published) == "ack"
+
+    stopped = deps.store.turn(published["turn_id"])
+    assert stopped is not None and (stopped.status, stopped.outcome) == ("done", "stopped")
+    assert shell.bot_texts(thread[0]) == [
+        notices.STOPPED.after(True).format(who="<@U0ALICE>")
+    ]  # no prompt: nothing to click
+    left = firestore_documents.query(QUESTIONS, "turn_id", "==", published["turn_id"])
+    assert [question["status"] for question in left if question["status"] != "closed"] == []
+    session = deps.store.session(published["session_id"])
+    assert session is not None and session.open_question is None
+    assert sends(agent) == 1  # no decision reached the agent

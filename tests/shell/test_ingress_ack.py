@@ -57,9 +57,9 @@ class CountedDocuments:
         self.calls.append(("update", (collection, key)))
         return self.documents.update(collection, key, data, if_updated_at=if_updated_at)
 
-    def commit(self, writes: Sequence[Write]) -> None:
+    def commit(self, writes: Sequence[Write]) -> list[datetime]:
         self.calls.append(("commit", [(type(w).__name__, w.collection, w.key) for w in writes]))
-        self.documents.commit(writes)
+        return self.documents.commit(writes)
 
     def query(
         self, collection: str, field: str, op: Any, value: Any, *, limit: int | None = None

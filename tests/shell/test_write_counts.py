@@ -85,10 +85,11 @@ class CountedDocuments:
         self._log.append(Written(collection, key, data))
         return written
 
-    def commit(self, writes: Sequence[Write]) -> None:
-        self._documents.commit(writes)
+    def commit(self, writes: Sequence[Write]) -> list[datetime]:
+        written = self._documents.commit(writes)
         for write in writes:
             self._log.append(Written(write.collection, write.key, write.data))
+        return written
 
 
 class LoggedChat:
