@@ -53,7 +53,7 @@ from shared.core.answers import (
 from shared.core.model import Actor
 from shared.core.pauses import Unusable
 from shared.core.questions import OpenQuestion, QuestionStatus, Refused
-from shared.errors import PreconditionFailed, StoreUnavailable
+from shared.errors import PreconditionFailed, StoreUnavailable, Superseded
 from shared.ports import Chat, Clock, Documents, Put, TaskQueue, Update, Write
 from shared.slack.prompts import (
     AnswerFormOpened,
@@ -177,12 +177,15 @@ class TurnQuestions:
         clock: Clock,
         platform: str,
         write_turn: TurnWrite,
+        stopped_by: Callable[[], str | None],
     ) -> None:
         self._store = store
         self._chat = chat
         self._clock = clock
         self._platform = platform
         self._write_turn = write_turn
+        self._stopped_by = stopped_by
+        """Who stopped the turn, as stored now (None: no one)."""
 
     def get(self, key: str | None) -> OpenQuestion | None:
         """The question stored under ``key`` (None: no key, none stored, or cleared)."""
@@ -210,9 +213,19 @@ class TurnQuestions:
             self._store.close(question.key)
 
     def show(self, question: OpenQuestion) -> None:
-        """Post or update the question's prompt (best effort), and remember where it is."""
+        """Post or update the question's prompt (best effort), and remember where it is.
+
+        Raises:
+            Superseded: The question was closed before its prompt was remembered:
+                a person's stop took the turn while the prompt was posted. The
+                prompt is ended first, as the stop's ``stopped`` ends those it
+                knows (nothing is left to click), and the turn is the stop's.
+        """
         update_prompt(self._chat, self._clock, question)
-        self._store.change(question.key, lifecycle.shown_at(question.prompt_ts))
+        recorded = self._store.change(question.key, lifecycle.shown_at(question.prompt_ts))
+        if lifecycle.ended_before_shown(recorded):
+            update_prompt(self._chat, self._clock, recorded, stopped_by=self._stopped_by())
+            raise Superseded(f"question {question.key} was closed as its prompt was posted")
 
     def deny_all(self, question: OpenQuestion) -> OpenQuestion:
         """Store an approval the Binding allows no approvals for, every tool denied; show it."""

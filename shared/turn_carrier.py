@@ -72,9 +72,15 @@ class Carrier:
             deps.clock,
             binding.platform,
             self.claim.write_turn,
+            self.stopped_by,
         )
         self.carried = Carried(reply=self.new_reply(), machine=self.new_machine())
         """The turn as this function carries it, shared with the parts (``shared.turn_carried``)."""
+
+    def stopped_by(self) -> str | None:
+        """Who stopped the turn, as stored now (None: no one)."""
+        stored = self.deps.store.turn(self.turn.id)
+        return stored.stopped_by if stored is not None else None
 
     def new_reply(self, answering: str | None = None) -> ThreadReply:
         """A new reply of the turn (to the question ``answering``), whose shown steps the claim keeps."""

@@ -37,7 +37,8 @@ question, ``tests/core/test_state_changes.py`` checks it):
   ``shared.questions.handle_interaction`` and ``answer_by_reply``;
 - ``time_out``, ``deny_all`` and ``withdraw``: the turn's
   ``shared.questions.TurnQuestions``; ``shown_at``: where its prompt was
-  posted (``shared.questions.update_prompt``, then ``TurnQuestions.show``);
+  posted (``shared.questions.update_prompt``, then ``TurnQuestions.show``,
+  which ends the prompt of a question ``ended_before_shown``);
 - ``close``: ``shared.questions.QuestionStore.close`` and ``close_all`` (the
   turn's end in ``TurnEnding``, a pause replaced in ``TurnPauses``, a turn
   whose Binding is gone or that kept failing in ``shared.engine``).
@@ -49,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeGuard
 
 from shared.core.answers import (
     ApprovalLedger,
@@ -247,6 +248,13 @@ def shown_at(ts: str | None) -> Callable[[OpenQuestion], OpenQuestion | None]:
         return current
 
     return record
+
+
+def ended_before_shown(recorded: OpenQuestion | None) -> TypeGuard[OpenQuestion]:
+    """Whether ``recorded`` (what ``shown_at`` wrote: None, nothing) was closed before its
+    prompt was known: whoever closed it (a person's stop, while the prompt was being posted)
+    could not end the prompt, so the function that posted it shows it ended."""
+    return recorded is not None and recorded.status == QuestionStatus.CLOSED
 
 
 # Around a question: what the turn does next -----------------------------------------

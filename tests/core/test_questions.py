@@ -263,6 +263,21 @@ def test_where_the_prompt_is_is_written_once() -> None:
 
 
 @pytest.mark.parametrize(
+    ("recorded", "ended"),
+    [
+        (None, False),  # known already: whoever closed it ended its prompt
+        (stored(), False),  # open: people act on it
+        (stored(status=ANSWERING), False),  # its prompt shows the answer going out
+        (stored(status=CLOSED), True),  # closed while its prompt was posted
+    ],
+)
+def test_a_prompt_remembered_on_a_closed_question_is_ended_by_the_function_that_posted_it(
+    recorded: OpenQuestion | None, ended: bool
+) -> None:
+    assert lifecycle.ended_before_shown(recorded) is ended
+
+
+@pytest.mark.parametrize(
     ("current", "generation"),
     [(stored(generation=0), 5), (stored(generation=5), 5), (stored(status=ANSWERING), 7)],
 )

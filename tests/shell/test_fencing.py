@@ -439,6 +439,25 @@ def pauses_with(message: dict[str, Any]) -> Callable[[Exchange], None]:
     return script
 
 
+def alice_stops(
+    documents: FirestoreDocuments,
+    slack_chat: Chat,
+    agent: ScriptedAgent,
+    interactions: str,
+    thread: list[str],
+) -> Callable[[], None]:
+    """Alice pressing stop in ``thread`` (its ts, once known), carried out by another instance."""
+    stopper, _, stop_tasks = make_deps(documents, slack_chat, agent, interactions)
+
+    def stop() -> None:
+        press = StopPress(CHANNEL, thread[0], "U0ALICE", stopper.clock.now(), [])
+        stops.take_stop(stopper, press)
+        [body] = [body for _, body, _ in stop_tasks.scheduled if body.get("stop")]
+        assert handlers.stream_follow(stopper, body) == "ack"
+
+    return stop
+
+
 @pytest.mark.parametrize(
     ("pause", "interactions"),
     [
@@ -460,16 +479,9 @@ def test_a_question_a_carrier_would_store_after_a_stop_took_its_turn_is_never_le
     # closed the turn's questions (there were none yet), told the thread and ended the turn;
     # then the carrier stored its question, which nothing closed: open (or being answered)
     # for good on a stopped turn.
-    stopper, _, stop_tasks = make_deps(firestore_documents, slack_chat, agent, interactions)
     agent.script = pauses_with(pause)
     thread: list[str] = []
-
-    def stop() -> None:
-        press = StopPress(CHANNEL, thread[0], "U0ALICE", stopper.clock.now(), [])
-        stops.take_stop(stopper, press)
-        [body] = [body for _, body, _ in stop_tasks.scheduled if body.get("stop")]
-        assert handlers.stream_follow(stopper, body) == "ack"
-
+    stop = alice_stops(firestore_documents, slack_chat, agent, interactions, thread)
     documents = StoppedBeforeTheQuestion(firestore_documents, stop)
     deps, turns, tasks = make_deps(documents, slack_chat, agent, interactions)  # type: ignore[arg-type]
     shell = Shell(deps, standin, agent, turns, tasks)
@@ -487,4 +499,51 @@ def test_a_question_a_carrier_would_store_after_a_stop_took_its_turn_is_never_le
     assert [question["status"] for question in left if question["status"] != "closed"] == []
     session = deps.store.session(published["session_id"])
     assert session is not None and session.open_question is None
+    assert sends(agent) == 1  # no decision reached the agent
+
+
+class StoppedAsThePromptIsPosted:
+    """Slack, where a person's stop takes the turn right after its first prompt was posted."""
+
+    def __init__(self, chat: Chat, stop: Callable[[], None]) -> None:
+        self._chat = chat
+        self._stop: Callable[[], None] | None = stop
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chat, name)
+
+    def chat_postMessage(self, **kwargs: Any) -> Any:
+        posted = self._chat.chat_postMessage(**kwargs)
+        prompt = any(block.get("type") == "actions" for block in kwargs.get("blocks") or ())
+        if prompt and self._stop is not None:
+            stop, self._stop = self._stop, None
+            stop()
+        return posted
+
+
+def test_a_prompt_posted_as_a_stop_took_its_turn_is_left_with_nothing_to_click(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # The carrier posted the approval's prompt; before it wrote where the prompt is, a
+    # person's stop closed the question, not knowing the prompt, so it ended no prompt: the
+    # buttons stayed, and a click on them was refused as on a closed question. The carrier
+    # then showed the thread's agent session waiting on people, after the stop's end.
+    interactions = "{toolApprovals: {approvers: [U0ALICE], timeout: 300s}}"
+    agent.script = pauses_with(DELETE_FILE)
+    thread: list[str] = []
+    stop = alice_stops(firestore_documents, slack_chat, agent, interactions, thread)
+    chat = StoppedAsThePromptIsPosted(slack_chat, stop)
+    deps, turns, tasks = make_deps(firestore_documents, chat, agent, interactions)  # type: ignore[arg-type]
+    shell = Shell(deps, standin, agent, turns, tasks)
+    thread.append(shell.mention("check X"))
+    [published] = shell.turns.published
+
+    assert handlers.turn_send(deps, published) == "ack"
+
+    [prompt, told] = [message for message in standin.thread(CHANNEL, thread[0]) if message.is_bot]
+    assert told.text == notices.STOPPED.after(True).format(who="<@U0ALICE>")
+    assert [block["type"] for block in prompt.blocks if block["type"] == "actions"] == []
+    assert "Stopped by <@U0ALICE>" in str(prompt.blocks[-1])
+    session = standin.agent_session(CHANNEL, thread[0])
+    assert session is not None and session.status == "active"  # as the stop's end left it
     assert sends(agent) == 1  # no decision reached the agent
