@@ -4,10 +4,13 @@ Theory of operation: while the thread's agent session is processing, Slack
 shows everyone in the thread a stop button. A click stops the app's streams
 in the thread at once and sends ``agent_session_stopped`` (``take_stop``
 reads it in chat_ingress). The stop is for the turn the thread was carrying
-when the button was pressed (a turn begun after it is the next one), and is
-taken only from the person who wrote that turn or one of the Binding's
-approvers (anyone, for a turn an alert began): anyone else is told so in a
-message only they see, and the turn goes on.
+when the button was pressed (a turn begun after it is the next one: which
+one, the streams the click stopped tell first, the clocks only past their
+skew, ``agent_session.stop_target``; a press too close to the turn's start
+to tell stops nothing, and the person who pressed is told so), and is taken
+only from the person who wrote that turn or one of the Binding's approvers
+(anyone, for a turn an alert began): anyone else is told so in a message
+only they see, and the turn goes on.
 
 A stop taken is recorded on the turn (the first one counts; a finished turn
 takes none), so a duplicate event, or a second click, changes nothing. A
@@ -28,8 +31,9 @@ from slack_sdk.errors import SlackApiError
 
 from shared.bootstrap import Deps
 from shared.core import agent_session, notices
+from shared.core.agent_session import CarriedTurn, StopFor
 from shared.slack.events import StopPress
-from shared.store import session_key
+from shared.store import Turn, session_key
 
 log = structlog.get_logger()
 
@@ -41,13 +45,19 @@ def take_stop(deps: Deps, press: StopPress) -> None:
         return
     session = deps.store.session(session_key(binding.name, press.channel, press.thread_ts))
     turn = deps.store.turn(session.active_turn) if session and session.active_turn else None
-    if (
-        session is None
-        or turn is None
-        or turn.status == "done"
-        or not agent_session.stop_reaches(turn.started_at, press.pressed_at)
-    ):
+    if session is None or turn is None or turn.status == "done":
         log.info("stop_reached_no_turn", channel=press.channel, thread_ts=press.thread_ts)
+        return
+    earlier = [
+        _carried(other)
+        for other in deps.store.session_turns(session.id)
+        if other.id != turn.id and other.started_at is not None
+    ]
+    target = agent_session.stop_target(press.pressed_at, press.streams, _carried(turn), earlier)
+    if target is not StopFor.THIS_TURN:
+        log.info("stop_not_for_this_turn", turn=turn.id, target=target, streams=press.streams)
+        if target is StopFor.CANNOT_TELL:
+            _tell_only(deps, press, notices.STOP_AS_TURN_BEGAN)
         return
     approvals = binding.interactions.tool_approvals
     approvers = approvals.approvers if approvals else []
@@ -64,6 +74,11 @@ def take_stop(deps: Deps, press: StopPress) -> None:
 def stop_task_name(turn_id: str) -> str:
     """The one stream_follow task that carries out a turn's stop (a second click adds none)."""
     return "stop-" + hashlib.sha256(turn_id.encode()).hexdigest()[:40]
+
+
+def _carried(turn: Turn) -> CarriedTurn:
+    """What of a turn tells which turn a press was for."""
+    return CarriedTurn(turn.started_at, turn.started_streams)
 
 
 def _tell_only(deps: Deps, press: StopPress, text: str) -> None:

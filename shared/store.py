@@ -320,11 +320,14 @@ class Store:
 
     def waiting_turns(self, session_id: str) -> list[Turn]:
         """The session's turns not yet carried, oldest first (Slack order)."""
+        return [t for t in self.session_turns(session_id) if t.status in ("received", "waiting")]
+
+    def session_turns(self, session_id: str) -> list[Turn]:
+        """The session's turns, oldest first (Slack order)."""
         turns = [
             _turn(data) for data in self._documents.query(TURNS, "session_id", "==", session_id)
         ]
-        waiting = [t for t in turns if t.status in ("received", "waiting")]
-        return sorted(waiting, key=lambda t: float(t.ts))
+        return sorted(turns, key=lambda t: float(t.ts))
 
     # Sessions ------------------------------------------------------------------
 

@@ -336,13 +336,14 @@ class SimSlack:
         """A person presses the stop button: the app's streams in the thread stop.
 
         None when no button shows (the session is not processing); else the
-        ts of each stream it stopped (``streaming_message_ts``).
+        ts of each stream it stopped (``streaming_message_ts``): one Slack cut
+        already at the end of its lifetime is no longer streaming.
         """
         if self.sessions.get((channel, thread_ts), ("", 0))[0] != "processing":
             return None
         stopped = []
         for message in self.thread(channel, thread_ts):
-            if message.user == BOT_USER and message.stream == "streaming":
+            if message.user == BOT_USER and self.settle(message).stream == "streaming":
                 message.stream, message.stopped_by = "stopped", user
                 stopped.append(message.ts)
         return stopped

@@ -22,9 +22,24 @@ to the alert instead.
 
 A person who clicks the stop button stops the turn the thread is carrying,
 if they may (``may_stop``): the person who wrote it and the Binding's
-approvers; a turn no person wrote (an alert's) anyone in the thread. A stop
-is for the turn that was running when the button was pressed, not one that
-began after it (``stop_reaches``).
+approvers; a turn no person wrote (an alert's) anyone in the thread.
+
+A stop is for the turn that was running when the button was pressed, not one
+that began after it (``stop_target``). The click can come as one turn ends
+and the thread's next begins (the button shows until the ended turn's status
+reaches Slack), and the time of the press is Slack's clock while a turn's
+start is its function's, which may be off by a fraction of a second. So the
+streams come first, as they are one fact on both sides: Slack names the
+app's streams the click stopped, and each turn records the streams it
+started. A press that stopped a stream of the carried turn is for it, and
+the thread's first turn has no turn before it for a press to be meant for.
+Otherwise the clocks tell, but only past the skew allowed between them
+(``CLOCK_SKEW``): a press that far after the turn began is for it, one that
+far before is for the turn before. Closer than that, a press that stopped a
+stream an earlier turn started was made while that turn still streamed, so
+it is for that one (ended now); one that stopped none cannot be told apart,
+and stops nothing (a stop taken wrongly ends a turn nobody stopped): the
+person is told, and may press again.
 """
 
 from __future__ import annotations
@@ -32,7 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from shared.core.redaction import redact_text
@@ -129,11 +144,48 @@ def may_stop(person: str, author: str | None, approvers: Collection[str]) -> boo
     return not author or person == author or person in approvers
 
 
-def stop_reaches(turn_started_at: datetime | None, pressed_at: datetime) -> bool:
-    """Whether a stop pressed at ``pressed_at`` is for a turn first carried at ``turn_started_at``.
+CLOCK_SKEW = timedelta(seconds=0.5)
+"""How far a function's clock may be off Slack's, as far as a stop button's press goes."""
 
-    A turn carried only after the press is the next one in the thread: the
-    person meant the one before it. A turn with no start time (stored by an
-    earlier release) is reached.
-    """
-    return turn_started_at is None or turn_started_at <= pressed_at
+
+class StopFor(StrEnum):
+    """Which turn a press of the stop button is for, as far as the evidence tells."""
+
+    THIS_TURN = "this_turn"
+    """The turn the thread carries now: the stop is taken."""
+    AN_EARLIER_TURN = "an_earlier_turn"
+    """A turn before it, ended now: nothing to stop."""
+    CANNOT_TELL = "cannot_tell"
+    """Pressed as the turn began, too close to tell: nothing is stopped, and the person is told."""
+
+
+@dataclass(frozen=True)
+class CarriedTurn:
+    """A turn of the thread: when a function first carried it (on that function's clock; None:
+    not yet) and the streams its reply started."""
+
+    started_at: datetime | None
+    streams: Collection[str]
+
+
+def stop_target(
+    pressed_at: datetime,
+    stopped_streams: Collection[str],
+    turn: CarriedTurn,
+    earlier: Collection[CarriedTurn],
+) -> StopFor:
+    """Which turn a press at ``pressed_at`` (Slack's clock) that stopped ``stopped_streams``
+    is for: ``turn``, the one the thread carries now, or one of the ``earlier`` turns carried
+    before it in the thread."""
+    if any(ts in turn.streams for ts in stopped_streams) or not earlier:
+        return StopFor.THIS_TURN
+    if turn.started_at is None:
+        return StopFor.AN_EARLIER_TURN
+    if pressed_at >= turn.started_at + CLOCK_SKEW:
+        return StopFor.THIS_TURN
+    stopped_an_earlier_stream = any(
+        ts in before.streams for before in earlier for ts in stopped_streams
+    )
+    if stopped_an_earlier_stream or pressed_at <= turn.started_at - CLOCK_SKEW:
+        return StopFor.AN_EARLIER_TURN
+    return StopFor.CANNOT_TELL

@@ -111,6 +111,12 @@ STOPPED = CancelNotice(
 NOT_ALLOWED_TO_STOP = (
     "Only the person who wrote this message and this Binding's approvers can stop the agent here."
 )
+STOP_AS_TURN_BEGAN = (
+    "Your stop came as one answer ended and the next began, so Agent Kourier did not stop "
+    "the next one. Press stop again to stop it."
+)
+"""Told only to the person who pressed: a press too close to the turn's start to tell which
+turn it was for (``shared.core.agent_session.stop_target``)."""
 MESSAGE_TOO_LONG = (
     "This message is too long for Agent Kourier to carry ({length:,} characters; "
     "at most {limit:,}), so the agent did not get it. Please shorten it and send it again."

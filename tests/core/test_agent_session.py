@@ -109,19 +109,44 @@ def test_who_may_stop_a_turn(
     assert agent_session.may_stop(person, author, approvers) is allowed
 
 
+EARLIER = agent_session.CarriedTurn(AT - timedelta(seconds=60), ["1.100"])
+"""The turn the thread carried before, whose reply streamed in message 1.100."""
+FOR = agent_session.StopFor
+
+
 @pytest.mark.parametrize(
-    ("started", "reached"),
+    ("started", "streams", "stopped", "earlier", "target"),
     [
-        (AT - timedelta(seconds=30), True),  # running when the button was pressed
-        (AT, True),
-        (AT + timedelta(seconds=1), False),  # the next turn, carried after the press
-        (None, True),  # stored before turns kept their start
+        (AT - timedelta(seconds=30), [], [], [EARLIER], FOR.THIS_TURN),  # running well before
+        (AT + timedelta(seconds=30), [], [], [EARLIER], FOR.AN_EARLIER_TURN),  # began well after
+        # pressed as the next turn began: its function's clock cannot tell which came first
+        (AT - timedelta(seconds=0.3), [], [], [EARLIER], FOR.CANNOT_TELL),
+        (AT + timedelta(seconds=0.3), [], [], [EARLIER], FOR.CANNOT_TELL),
+        # Slack stopped the earlier turn's stream: the click was while that one streamed
+        (AT - timedelta(seconds=0.3), [], ["1.100"], [EARLIER], FOR.AN_EARLIER_TURN),
+        # ... unless this turn ran well before the press (the earlier one left its stream open)
+        (AT - timedelta(seconds=3), [], ["1.100"], [EARLIER], FOR.THIS_TURN),
+        # Slack stopped this turn's stream, however its clock reads
+        (AT + timedelta(seconds=3), ["2.200"], ["2.200"], [EARLIER], FOR.THIS_TURN),
+        (AT + timedelta(seconds=3), ["2.200"], ["1.100", "2.200"], [EARLIER], FOR.THIS_TURN),
+        # a stream no turn recorded yet (just started): the clocks tell
+        (AT - timedelta(seconds=3), [], ["2.200"], [EARLIER], FOR.THIS_TURN),
+        # the thread's first turn: no turn before it the press could be for
+        (AT + timedelta(seconds=0.3), [], [], [], FOR.THIS_TURN),
+        (None, [], [], [], FOR.THIS_TURN),
+        # not carried yet: the button showed for the turn before it
+        (None, [], [], [EARLIER], FOR.AN_EARLIER_TURN),
     ],
 )
 def test_a_stop_is_for_the_turn_running_when_it_was_pressed(
-    started: datetime | None, reached: bool
+    started: datetime | None,
+    streams: list[str],
+    stopped: list[str],
+    earlier: list[agent_session.CarriedTurn],
+    target: agent_session.StopFor,
 ) -> None:
-    assert agent_session.stop_reaches(started, AT) is reached
+    turn = agent_session.CarriedTurn(started, streams)
+    assert agent_session.stop_target(AT, stopped, turn, earlier) is target
 
 
 @pytest.mark.parametrize(

@@ -81,6 +81,10 @@ the turn's end as told; the stop's function read the thread back while the carri
 was in flight and posted it too, "The agent's task failed. (timeout)" twice) failed on main at
 a1203ed and passes since a stop that finds the end recorded as told by its carrier leaves
 the end to it.
+Seeds 9330 and 12419 (a person pressed stop as one turn ended; the thread's next turn, begun
+a fraction of a second after, was stopped, as its function's clock, behind Slack's, put its
+start before the press) failed on main at 045938a and pass since a press that close to a
+turn's start, with no stream of it stopped, stops nothing (``agent_session.stop_target``).
 """
 
 from __future__ import annotations
@@ -485,6 +489,18 @@ FINDINGS = [
         "S6 notice twice",
         "C0SIM2-1700000567.994509",
         id="end-told-twice-by-a-stop-pressed-while-its-notice-was-in-flight-14342",
+    ),
+    pytest.param(
+        9330,
+        "S7 stopped",
+        "C0SIM3-1700000443.438969",
+        id="next-turn-stopped-by-a-press-as-it-began-9330",
+    ),
+    pytest.param(
+        12419,
+        "S7 stopped",
+        "C0SIM1-1700000533.633580",
+        id="next-turn-stopped-by-a-press-as-it-began-12419",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
