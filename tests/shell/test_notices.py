@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from shared import handlers, stops
+from shared.bootstrap import Deps
 from shared.core import notices
 from shared.firestore import FirestoreDocuments
 from shared.ports import Chat
@@ -189,6 +190,26 @@ def test_a_taker_that_cannot_read_the_thread_back_tells_the_end_rather_than_lose
     assert shell.bot_texts(thread).count(notices.NO_OUTPUT) == 1
 
 
+def a_turn_at_work(
+    documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> tuple[DyingChat, Shell, str, dict[str, Any]]:
+    """A turn mentioned, not carried yet: its chat, shell, thread ts and published message."""
+    chat = DyingChat(slack_chat)
+    shell = shell_on(documents, chat, agent, standin)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    return chat, shell, thread, published
+
+
+def a_stop_of(
+    published: dict[str, Any], documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent
+) -> tuple[Deps, dict[str, Any]]:
+    """The instance that carries out a stop of the ``published`` turn, and its task's body."""
+    body = {"session_id": published["session_id"], "turn_id": published["turn_id"], "stop": True}
+    stop, _, _ = make_deps(documents, slack_chat, agent)  # the stop's own instance
+    return stop, body
+
+
 def test_a_carrier_that_finds_its_turn_stopped_leaves_the_end_to_the_stop(
     firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
 ) -> None:
@@ -197,12 +218,8 @@ def test_a_carrier_that_finds_its_turn_stopped_leaves_the_end_to_the_stop(
     The stop's function reads the thread back before the carrier's notice
     lands (a Slack call in flight): the carrier must not post it at all.
     """
-    chat = DyingChat(slack_chat)
-    shell = shell_on(firestore_documents, chat, agent, standin)
-    thread = shell.mention("check X")
-    [published] = shell.turns.published
-    body = {"session_id": published["session_id"], "turn_id": published["turn_id"], "stop": True}
-    stop, _, _ = make_deps(firestore_documents, slack_chat, agent)  # the stop's own instance
+    chat, shell, thread, published = a_turn_at_work(firestore_documents, slack_chat, agent, standin)
+    stop, body = a_stop_of(published, firestore_documents, slack_chat, agent)
     meanwhile: list[str] = []
 
     def alice_stops_it(method: str, args: dict[str, Any]) -> bool:
@@ -233,12 +250,8 @@ def test_a_stop_pressed_while_the_carrier_posts_the_end_leaves_the_end_to_the_ca
     would read the thread back before it lands and post it again, leaves the
     end to the carrier, whose post the stop came too late for.
     """
-    chat = DyingChat(slack_chat)
-    shell = shell_on(firestore_documents, chat, agent, standin)
-    thread = shell.mention("check X")
-    [published] = shell.turns.published
-    body = {"session_id": published["session_id"], "turn_id": published["turn_id"], "stop": True}
-    stop, _, _ = make_deps(firestore_documents, slack_chat, agent)  # the stop's own instance
+    chat, shell, thread, published = a_turn_at_work(firestore_documents, slack_chat, agent, standin)
+    stop, body = a_stop_of(published, firestore_documents, slack_chat, agent)
     meanwhile: list[str] = []
 
     def alice_stops_it(method: str, args: dict[str, Any]) -> bool:
