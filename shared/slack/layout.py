@@ -36,6 +36,7 @@ written whole once more (``Message.rewrite``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -188,9 +189,13 @@ class FallbackLayout:
         the reply's streams are, and follow the last message (the fallback,
         which alone lays out messages not posted yet, starts no stream);
         each posted one fills the first message not posted yet, or follows
-        the last. None streams any more (the caller stops the one that may),
-        and each is written at the next layout (it was never written here),
-        one with nothing of the reply to show as ``EMPTIED``.
+        the last. The messages Slack holds are then in the order it shows
+        them: one older than those the checkpoint names (a function left it
+        before the first checkpoint, and the one after began afresh: seed
+        18734) comes before them, so the answer reads on down the thread.
+        None streams any more (the caller stops each that may), and each is
+        written at the next layout (it was never written here), one with
+        nothing of the reply to show as ``EMPTIED``.
         """
         waiting = [m for m in self.messages if not m.ts and not m.streamed]
         for ts in orphans:
@@ -200,6 +205,7 @@ class FallbackLayout:
                 waiting.pop(0).ts = ts
             else:
                 self.messages.append(Message(ts=ts, streamed=False))
+        self.messages.sort(key=lambda message: float(message.ts) if message.ts else math.inf)
         for message in self.messages:
             message.streaming = False
 

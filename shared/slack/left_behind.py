@@ -66,8 +66,8 @@ class LeftBehind:
     were posted after it, and are adopted. None: not read."""
     streams: Sequence[str] = ()
     """The streams the turn records the reply started: those the checkpoint
-    does not name were started after it, and are adopted too, the last
-    stopped if Slack still streams it."""
+    does not name were started after it (or before the first checkpoint), and
+    are adopted too, each stopped if Slack may still stream it."""
     mark: dict[str, Any] | None = None
     """The reply's mark (``reply_course.reply_mark``, of the question the
     checkpoint answers), which its messages carry, and those posted from now

@@ -56,11 +56,11 @@ carries no metadata, so the turn records each stream's ts as soon as
 chat.startStream answers (``keep_stream``). A function that takes over after
 one that died, or that a person's stop took the turn from, reads the thread
 back and adopts each marked message, and each recorded stream, its
-checkpoint does not name (``ReplyState.adopt``; the last stream stopped if
-Slack still streams it), instead of showing that message's text and steps
-again elsewhere or leaving the stream open. What the turn records of that
-function's reply comes to ``restore`` whole, read once
-(``shared.slack.left_behind.LeftBehind``).
+checkpoint does not name (``ReplyState.adopt``; each stream Slack may still
+stream is stopped, so that none is edited while it streams), instead of
+showing that message's text and steps again elsewhere or leaving the stream
+open. What the turn records of that function's reply comes to ``restore``
+whole, read once (``shared.slack.left_behind.LeftBehind``).
 """
 
 from __future__ import annotations
@@ -352,9 +352,8 @@ class ThreadReply:
                 posted = orphans(left.thread, self._mark, known)
             streamed = [ts for ts in left.streams if ts not in known]
             if posted or streamed:
-                left_open = self._reply.adopt(posted, streamed, left.shown)
-                if left_open is not None:
-                    self._stop(*left_open, adopted=True)
+                for left_open, stop in self._reply.adopt(posted, streamed, left.shown):
+                    self._stop(left_open, stop, adopted=True)
                 then = Then.NOTHING  # the reply fell back: the layout writes every message
             self._budget.open_until = state.get("open_until")
             if left.died:
@@ -511,9 +510,9 @@ class ThreadReply:
 
         ``blocks`` show after the stream's content (an answer's feedback
         buttons). The stream's text is then written whole, if Slack may show
-        more; but not that of a stream ``adopted`` (one the function before
-        started after its checkpoint and may have left open:
-        ``ReplyState.adopt``), whose text this reply does not know: refused
+        more; but not that of a stream stopped on ``adopted`` messages (one
+        a function before may have left open: ``ReplyState.adopt``), whose
+        text this reply may not know: refused
         as no longer streaming, it shows what it shows, and either way the
         layout writes it next.
         """

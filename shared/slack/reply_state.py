@@ -25,7 +25,8 @@ rules of ``shared.core.reply_course``:
   posted or streamed after its last checkpoint are adopted (``adopt``, see
   ``shared.core.reply_course.orphans`` and ``Turn.started_streams``): the
   reply falls back and carries on in those messages as its own, the stream
-  that function may have left open stopped first.
+  that function may have left open stopped first (and the checkpoint's,
+  if it is the last).
 
 Its state is plain JSON (``to_state``/``from_state``), the keys of the
 turn's checkpoint.
@@ -46,7 +47,14 @@ from shared.core.reply_course import (
     on_take_over,
     written_again_now,
 )
-from shared.core.step_cards import Shown, StepCards, is_final, summarize, task_update
+from shared.core.step_cards import (
+    CONTINUED_BELOW,
+    Shown,
+    StepCards,
+    is_final,
+    summarize,
+    task_update,
+)
 from shared.core.tool_steps import StepFinished, StepStarted
 from shared.slack.layout import FallbackLayout, Message, Write
 from shared.slack.markdown import MarkdownStream, neutralise
@@ -326,7 +334,7 @@ class ReplyState:
 
     def adopt(
         self, posted: list[str], streamed: list[str], shown: Mapping[str, Shown]
-    ) -> tuple[Message, Stop] | None:
+    ) -> list[tuple[Message, Stop]]:
         """The function before wrote messages no checkpoint names: ``posted``, ``streamed`` (ts).
 
         ``posted``: marked as this reply's, read back from the thread;
@@ -344,20 +352,33 @@ class ReplyState:
         shows final (written whole, it shows them again; seed 5066: a stop's
         function wrote them final there and died, and the next one emptied it).
 
-        Returns the last adopted message if it is a stream (only the last
-        may still stream) and what stops it (``StreamPacer.left_open``);
-        None otherwise.
+        Returns each stream that may still stream, oldest first, and what
+        stops it, as the layout no longer streams in any (Slack refuses to
+        edit a message while it streams): every adopted stream (one a
+        function left open when it died before its first checkpoint, which
+        the function after began afresh without knowing, may be followed by
+        that function's messages: seed 18734), with what ``shown`` records
+        there closed (``StreamPacer.left_open``); and the checkpoint's open
+        stream if no adopted message came after it (one did only once its
+        function had stopped it), its running steps continued below as the
+        fallback's are. A stream Slack no longer streams refuses the stop,
+        which changes nothing.
         """
+        open_stream = self.layout.stream()
         moved = set() if self.fallback else self.fall_back()
         orphans = sorted([*posted, *streamed], key=float)
         self.layout.adopted(orphans, streamed)
         self.place_cards(moved | _cards_kept(shown, posted, streamed))
         self.layout.taken_over()
-        last = orphans[-1]
-        if last not in streamed:
-            return None
-        stream = next(message for message in self.layout.messages if message.ts == last)
-        return stream, Stop(steps=self.pacer.left_open(shown, last))
+        stops = [
+            (message, Stop(steps=self.pacer.left_open(shown, message.ts)))
+            for message in self.layout.messages
+            if message.ts in streamed
+        ]
+        if open_stream is not None and float(open_stream.ts) > float(orphans[-1]):
+            stop = self.pacer.stop(open_stream.ts, output=CONTINUED_BELOW)
+            stops.append((open_stream, stop))
+        return sorted(stops, key=lambda stop: float(stop[0].ts))
 
     def written_again(self) -> list[Message]:
         """The function before died: the stopped streams to write whole at once.

@@ -970,6 +970,46 @@ def test_a_stream_started_after_the_last_checkpoint_is_continued_by_the_function
     assert once == ["complete" if taker == "taken over" else "error"], shown
 
 
+def test_a_stream_left_open_before_the_first_checkpoint_and_the_checkpoints_own_are_stopped(
+    standin: SlackStandin, slack: WebClient, thread_ts: str
+) -> None:
+    # Seed 18734: a function starts a stream (recorded as it started) and dies before the
+    # turn's first checkpoint; the next function begins the turn afresh, knowing nothing
+    # of that stream, streams the answer in a new one, keeps a checkpoint naming it, and
+    # dies too. The function taking over adopts the older stream: it must stop both,
+    # and not edit the checkpoint's stream while Slack still streams it (refused with
+    # streaming_state_conflict on every take-over, until the turn failed).
+    streams: list[str] = []
+    events = [chunk("answer", text("Part one.\n"))]
+
+    def keep_stream(ts: str, shown: dict[str, object]) -> None:
+        streams.append(ts)
+
+    dead = new_reply(slack, thread_ts, keep_stream=keep_stream)
+    play(dead, ReplyAssembler(), events)
+    dead.suspend()
+    dead.close()  # its function dies before any checkpoint
+    afresh = new_reply(slack, thread_ts, keep_stream=keep_stream)
+    assembler = ReplyAssembler()
+    play(afresh, assembler, events)
+    afresh.suspend()
+    state = json.loads(json.dumps({"reply": assembler.to_state(), "slack": afresh.to_state()}))
+    afresh.close()  # and its function dies too
+    assert len(streams) == 2, "each stream recorded as it started"
+
+    taker = new_reply(slack, thread_ts)
+    taker.restore(state["slack"], LeftBehind(died=True, streams=streams))
+    assembler = ReplyAssembler.from_state(state["reply"])
+    play(taker, assembler, [chunk("answer", text("Part two."), append=True)])
+    taker.show(assembler.finish())
+    taker.finish()
+
+    messages = bot_replies(standin, thread_ts)
+    assert all(message.stream != "streaming" for message in messages), "a stream left open"
+    read = [message for message in messages if shown_text(message) != EMPTIED]
+    assert joined_answer(read) == "Part one.\nPart two.", [shown_text(m) for m in messages]
+
+
 def posted_reply(
     slack: WebClient,
     thread_ts: str,

@@ -85,6 +85,12 @@ Seeds 9330 and 12419 (a person pressed stop as one turn ended; the thread's next
 a fraction of a second after, was stopped, as its function's clock, behind Slack's, put its
 start before the press) failed on main at 045938a and pass since a press that close to a
 turn's start, with no stream of it stopped, stops nothing (``agent_session.stop_target``).
+Seed 18734 (a function started a stream and died before the turn's first checkpoint; the next
+began afresh and streamed the answer in a new stream its checkpoint named, and died too; each
+function taking over stopped the older stream it adopted, then edited the checkpoint's, still
+streaming, and was refused with streaming_state_conflict, until the turn failed) failed on main
+at 11dabf1 and passes since a reply taken over stops every stream it cannot tell is stopped
+(``ReplyState.adopt``).
 """
 
 from __future__ import annotations
@@ -501,6 +507,18 @@ FINDINGS = [
         "S7 stopped",
         "C0SIM1-1700000533.633580",
         id="next-turn-stopped-by-a-press-as-it-began-12419",
+    ),
+    pytest.param(
+        18734,
+        "S0 crash",
+        "C0SIM1-1700000279.939707",
+        id="checkpoints-stream-edited-while-it-streams-18734",
+    ),
+    pytest.param(
+        18734,
+        "S0 crash",
+        "C0SIM1-1700000282.395623",
+        id="checkpoints-stream-edited-while-it-streams-queued-turn-18734",
     ),
 ]
 """Seeds as found on main at d9a4a5d with the simulator's per-seed settings, Slack's
