@@ -178,6 +178,7 @@ class TurnRun:
             status="running", attempted=True, started_at=self.turn.started_at or self.clock.now()
         )
         self.carrier.show_working()
+        self.carrier.adopt_left_before_checkpoint()
         title = agent_session.alert_title(self.turn.trigger, self.turn.title)
         if title:
             self.carrier.thread_status.rename(title)  # the thread an alert began is named after it

@@ -113,6 +113,19 @@ class Carrier:
         else:
             self.thread_status.show(agent_session.working(turn.user, turn.text))
 
+    def adopt_left_before_checkpoint(self) -> None:
+        """A turn begun afresh adopts what a function before left of its reply (seed 18734).
+
+        That function died before the turn's first checkpoint, after it
+        started a stream or posted (``Turn.started_streams``, ``Turn.posting``):
+        the reply, still empty, adopts those messages (``ThreadReply.restore``),
+        the streams stopped, and writes the answer into them, instead of
+        showing it again below a stream left open until Slack cuts it.
+        """
+        if self.turn.started_streams or self.turn.posting:
+            left = read_left_behind(self.chat, self.turn, None, Predecessor.DIED)
+            self.carried.reply.restore(self.carried.reply.to_state(), left)
+
     def restore(
         self, checkpoint: Checkpoint | None, predecessor: Predecessor = Predecessor.HANDED_OVER
     ) -> None:

@@ -39,7 +39,7 @@ from shared.system import SystemClock, ThreadRuntime
 from tests.a2a.agents import Exchange, ScriptedAgent, artifact_update, status_update, task
 from tests.a2a.agents import result as rpc_result
 from tests.core.reply_builders import call, chunk, result, text
-from tests.shell.conftest import Shell, make_deps
+from tests.shell.conftest import CHANNEL, Shell, make_deps
 from tests.shell.test_notices import Died, DyingChat, lease_runs_out
 
 ANSWER_BYTES = 1_000_000
@@ -269,3 +269,55 @@ def test_the_text_of_the_event_naming_the_task_shows_after_its_function_dies_at_
     assert handlers.turn_send(deps, published) == "ack"
 
     assert shell.bot_texts(thread) == ["oscar\n\nwhiskey tango"]
+
+
+class DiesOnceStreamRecorded:
+    """Firestore, with the instance killed right after the turn records a stream it started."""
+
+    def __init__(self, documents: FirestoreDocuments) -> None:
+        self._documents = documents
+        self.armed = True
+
+    def __getattr__(self, method: str) -> Any:
+        call = getattr(self._documents, method)
+
+        def called(*args: Any, **kwargs: Any) -> Any:
+            answer = call(*args, **kwargs)
+            if self.armed and "'started_streams': ['" in repr((args, kwargs)):
+                self.armed = False
+                raise Died(f"after {method}")
+            return answer
+
+        return called
+
+
+def answers_in_a_message(exchange: Exchange) -> None:
+    """A 1.0 agent that answers with a message (no task)."""
+    assert exchange.rpc_method == "SendStreamingMessage", exchange.rpc_method
+    message = {"role": "ROLE_AGENT", "parts": [{"text": "oscar tango"}], "messageId": "m1"}
+    exchange.sse([rpc_result({"message": message})])
+
+
+def test_a_stream_its_function_left_before_the_first_checkpoint_shows_the_answer_once(
+    firestore_documents: FirestoreDocuments, slack_chat: Chat, agent: ScriptedAgent, standin: Any
+) -> None:
+    # Seed 18734: a function streams the answer and dies as the turn records the stream
+    # (``keep_stream``), before the turn's first checkpoint. The function taking over begins
+    # the turn afresh; it must carry the answer on in that stream, stopped, not show it
+    # again in a new one below a stream left open until Slack cuts it.
+    documents = DiesOnceStreamRecorded(firestore_documents)
+    deps, turns, tasks = make_deps(documents, slack_chat, agent)  # type: ignore[arg-type]
+    agent.script = answers_in_a_message
+    shell = Shell(deps, standin, agent, turns, tasks)
+    thread = shell.mention("check X")
+    [published] = shell.turns.published
+    with pytest.raises(Died):
+        handlers.turn_send(deps, published)
+    assert shell.bot_texts(thread) == ["oscar tango"]
+    lease_runs_out(shell, published["session_id"])
+
+    assert handlers.turn_send(deps, published) == "ack"
+
+    assert shell.bot_texts(thread) == ["oscar tango"]
+    replies = [message for message in standin.thread(CHANNEL, thread) if message.is_bot]
+    assert all(message.stream != "streaming" for message in replies), "a stream left open"
