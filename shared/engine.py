@@ -26,7 +26,7 @@ from slack_sdk.errors import SlackApiError
 
 from shared.bootstrap import Deps
 from shared.checkpoint import NONE as NO_CHECKPOINT
-from shared.checkpoint import CheckpointStore, Stored
+from shared.checkpoint import Checkpoint, CheckpointStore, Stored
 from shared.core import agent_session, notices
 from shared.core import session as sessions
 from shared.core.session import Session
@@ -121,6 +121,13 @@ def on_stop(deps: Deps, session_id: str, turn_id: str) -> None:
         release_if_done(deps, session_id, turn_id)
 
 
+def _last_checkpoint(deps: Deps, turn: Turn) -> Checkpoint | None:
+    """The turn's last checkpoint, read outside any claim (None: it has none)."""
+    return CheckpointStore(deps.documents, deps.clock).load(
+        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
+    )
+
+
 def _end_being_told(deps: Deps, turn: Turn) -> bool:
     """Whether the turn's carrier recorded its end as being told, other than as stopped.
 
@@ -128,9 +135,7 @@ def _end_being_told(deps: Deps, turn: Turn) -> bool:
     notice. ``stopped`` is a stop's own end: its function died or failed
     before it finished, and this delivery of its task carries it out.
     """
-    checkpoint = CheckpointStore(deps.documents, deps.clock).load(
-        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
-    )
+    checkpoint = _last_checkpoint(deps, turn)
     return checkpoint is not None and checkpoint.told not in (None, "stopped")
 
 
@@ -284,9 +289,7 @@ def _reply_to_close(deps: Deps, turn: Turn, status: ThreadStatus) -> ThreadReply
     reply, the messages it posted after the checkpoint adopted
     (``ThreadReply.restore``), instead of steps left running (seeds 826, 868).
     """
-    checkpoint = CheckpointStore(deps.documents, deps.clock).load(
-        turn.id, Stored(turn.checkpoint, turn.checkpoint_parts)
-    )
+    checkpoint = _last_checkpoint(deps, turn)
     reply = new_reply(deps, turn, deps.chat, status)
     if checkpoint is not None:
         left = read_left_behind(deps.chat, turn, checkpoint.answering, Predecessor.DIED)
